@@ -1,0 +1,40 @@
+# Each target makes .venv when it is missing, installs torch (a pinned CPU wheel) first, then the
+# project in editable mode with the extras it needs. Stamps make a re-run with no changes fast.
+PYTHON ?= python3
+TORCH_VERSION ?= 2.13.0
+VENV ?= .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
+
+.PHONY: test demo bench lint format clean
+
+test: $(VENV)/.extras-train,dev
+	$(BIN)/python -m pytest -q -n 2
+
+demo: $(VENV)/.extras-train
+	$(BIN)/python -m chess_env demo
+
+bench: $(VENV)/.extras-train,dev
+	$(BIN)/python benchmarks/chess_throughput.py
+
+lint: $(VENV)/.extras-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(VENV)/.extras-dev
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.torch-$(TORCH_VERSION): | $(BIN)/python
+	$(PIP) torch==$(TORCH_VERSION)
+	touch $@
+
+$(VENV)/.extras-%: pyproject.toml $(VENV)/.torch-$(TORCH_VERSION)
+	$(PIP) -e ".[$*]"
+	touch $@
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,53 @@
+"""Chess for reinforcement learning: a Gymnasium env, a PettingZoo AEC env, opponents.
+
+Importing this package registers ``chess_env/Chess-v0`` with Gymnasium.
+
+- ``ACTION_SIZE`` (4672), ``chess_env.encoding`` (tensors, action indices, masks)
+- ``ChessEnv``: one agent against an opponent; ``aec_env()``: two players
+- ``chess_env.opponents``: random, greedy, Stockfish, SB3 policy, any callable
+- ``chess_env.rules.ChessGame``: the rules core both envs share
+"""
+
+from __future__ import annotations
+
+from gymnasium.envs.registration import register, registry
+
+from chess_env.aec import ChessAECEnv, aec_env
+from chess_env.encoding import (
+    ACTION_SIZE,
+    board_to_tensor,
+    decode_action,
+    encode_move,
+    legal_action_mask,
+)
+from chess_env.env import ChessEnv
+from chess_env.errors import (
+    GameOverError,
+    IllegalActionError,
+    InvalidPositionError,
+    OpponentError,
+    StockfishNotFoundError,
+)
+from chess_env.rules import ChessGame
+
+__all__ = [
+    "ACTION_SIZE",
+    "ChessAECEnv",
+    "ChessEnv",
+    "ChessGame",
+    "GameOverError",
+    "IllegalActionError",
+    "InvalidPositionError",
+    "OpponentError",
+    "StockfishNotFoundError",
+    "aec_env",
+    "board_to_tensor",
+    "decode_action",
+    "encode_move",
+    "legal_action_mask",
+]
+
+__version__ = "0.1.0"
+
+if "chess_env/Chess-v0" not in registry:
+    register(id="chess_env/Chess-v0", entry_point="chess_env.env:ChessEnv")

@@ -1,0 +1,279 @@
+"""``ChessEnv`` (``chess_env/Chess-v0``): one learning agent against an opponent."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+import chess
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.error import ResetNeeded
+
+from chess_env.encoding import ACTION_SIZE, check_action_range
+from chess_env.errors import GameOverError, IllegalActionError, InvalidPositionError, OpponentError
+from chess_env.opponents import Opponent, make_opponent
+from chess_env.positions import start_game
+from chess_env.render import RENDER_MODES, render
+from chess_env.rules import DEFAULT_MAX_PLIES, ChessGame
+
+__all__ = ["MATERIAL_REWARD_SCALE", "PENALTY_REWARD", "ChessEnv", "board_space"]
+
+MATERIAL_REWARD_SCALE = 0.01  # reward per pawn of material swing, with reward_shaping="material"
+PENALTY_REWARD = -0.1  # reward for an illegal action with illegal_action="penalize"
+_MATERIAL = (
+    (chess.PAWN, 1),
+    (chess.KNIGHT, 3),
+    (chess.BISHOP, 3),
+    (chess.ROOK, 5),
+    (chess.QUEEN, 9),
+)
+
+ObsMode = Literal["board", "dict"]
+
+
+def board_space() -> spaces.Box:
+    """The (8, 8, 12) uint8 piece planes (see ``chess_env.encoding.board_to_tensor``)."""
+    return spaces.Box(low=0, high=1, shape=(8, 8, 12), dtype=np.uint8)
+
+
+def _check_choice(name: str, value: object, allowed: tuple[object, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
+
+
+class ChessEnv(gym.Env):
+    """Chess for one learning agent against an opponent, with a masked 4672-way action space.
+
+    Observation: the (8, 8, 12) uint8 board tensor from the agent's side (``obs_mode="board"``),
+    or ``{"board": ..., "action_mask": (4672,) int8}`` (``obs_mode="dict"``, for RLlib-style
+    masking). ``env.action_masks()`` (sb3-contrib's convention) and ``info["action_mask"]`` give the
+    bool mask; once the episode has ended the mask is all False and ``legal_moves`` empty.
+
+    Args:
+        opponent: "random" (default), "greedy", "stockfish", an ``Opponent``, or any callable
+            ``board -> chess.Move`` (called on a copy of the board).
+        agent_color: "white" (default), "black", or "random" (drawn each episode from the seed).
+        perspective: "side_to_move" (default; the agent's pieces in channels 0-5, playing up the
+            board) or "white" (absolute: white's pieces first, rank 8 in row 0).
+        obs_mode: "board" (default) or "dict".
+        reward_shaping: None (default) or "material": adds ``MATERIAL_REWARD_SCALE`` (0.01) per
+            pawn of material the step won for the agent (P=1, N=B=3, R=5, Q=9; the opponent's
+            reply counts against it).
+        illegal_action: "raise" (default, ``IllegalActionError``), "terminate" (reward -1 and the
+            episode ends) or "penalize" (reward -0.1, nothing is played, the agent moves again).
+            An index outside [0, 4672) always raises.
+        max_plies: truncate after this many plies since reset, opening moves and the opponent's
+            plies included (default 512; None: no cap).
+        claim_draws: end on threefold repetition and the 50-move rule (default True; see
+            ``chess_env.rules`` for exactly when).
+        render_mode: None, "ansi", "svg" or "rgb_array".
+
+    Rewards are +1 for a win, -1 for a loss and 0 for a draw, from the agent's side. ``info``
+    holds ``fen``, ``outcome`` (termination reason, e.g. "checkmate", or None), ``result``
+    ("1-0", "0-1", "1/2-1/2", "*"), ``opponent_move`` (UCI or None), ``ply``, ``legal_moves``
+    (UCI), ``action_mask`` and ``agent_color``.
+
+    ``reset(options={"fen": ..., "moves": [uci, ...]})`` starts from any legal position and
+    opening. Stockfish and callables are external: only "random", "greedy" and policy opponents
+    replay exactly from a seed.
+
+    Example:
+        >>> env = ChessEnv(opponent="random")
+        >>> obs, info = env.reset(seed=0)
+        >>> obs.shape, int(env.action_masks().sum()), info["legal_moves"][:3]
+        ((8, 8, 12), 20, ['g1h3', 'g1f3', 'b1c3'])
+        >>> obs, reward, terminated, truncated, info = env.step(2421)  # e2e4
+        >>> info["ply"], reward, terminated, info["fen"].split()[1]
+        (2, 0.0, False, 'w')
+    """
+
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 2}
+
+    def __init__(
+        self,
+        opponent: str | Opponent | Callable[[chess.Board], chess.Move] = "random",
+        agent_color: str = "white",
+        perspective: str = "side_to_move",
+        obs_mode: ObsMode = "board",
+        reward_shaping: str | None = None,
+        illegal_action: str = "raise",
+        max_plies: int | None = DEFAULT_MAX_PLIES,
+        claim_draws: bool = True,
+        render_mode: str | None = None,
+    ) -> None:
+        _check_choice("agent_color", agent_color, ("white", "black", "random"))
+        _check_choice("perspective", perspective, ("side_to_move", "white"))
+        _check_choice("obs_mode", obs_mode, ("board", "dict"))
+        _check_choice("reward_shaping", reward_shaping, (None, "material"))
+        _check_choice("illegal_action", illegal_action, ("raise", "terminate", "penalize"))
+        _check_choice("render_mode", render_mode, (None, *RENDER_MODES))
+        if max_plies is not None and (not isinstance(max_plies, int) or max_plies < 1):
+            raise ValueError(f"max_plies must be a positive integer or None, got {max_plies!r}")
+        self.opponent = make_opponent(opponent)
+        self.agent_color, self.perspective, self.obs_mode = agent_color, perspective, obs_mode
+        self.reward_shaping, self.illegal_action = reward_shaping, illegal_action
+        self.max_plies, self.claim_draws, self.render_mode = max_plies, claim_draws, render_mode
+
+        self.action_space = spaces.Discrete(ACTION_SIZE)
+        if obs_mode == "board":
+            self.observation_space: spaces.Space = board_space()
+        else:
+            self.observation_space = spaces.Dict(
+                {
+                    "board": board_space(),
+                    "action_mask": spaces.Box(0, 1, shape=(ACTION_SIZE,), dtype=np.int8),
+                }
+            )
+        self._game: ChessGame | None = None
+        self._agent: chess.Color = chess.WHITE
+        self._ended_by: str | None = None
+
+    # -- properties users read ---------------------------------------------------------------
+
+    @property
+    def board(self) -> chess.Board:
+        """The live board (read it; playing moves on it directly corrupts the episode)."""
+        return self._require_game().board
+
+    @property
+    def game(self) -> ChessGame:
+        return self._require_game()
+
+    @property
+    def agent(self) -> chess.Color:
+        """The colour the agent plays this episode."""
+        return self._agent
+
+    def _require_game(self) -> ChessGame:
+        if self._game is None:
+            raise ResetNeeded("call reset() before using the env")
+        return self._game
+
+    # -- the Gymnasium API -------------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        game = start_game(options, claim_draws=self.claim_draws, max_plies=self.max_plies)
+        if self.agent_color == "random":
+            agent = bool(self.np_random.integers(2))
+        else:
+            agent = self.agent_color == "white"
+        self.opponent.reset(seed=int(self.np_random.integers(2**63 - 1)))
+        opponent_move = None
+        if game.board.turn != agent:
+            opponent_move = self._opponent_reply(game)
+            if game.is_over:
+                raise InvalidPositionError(
+                    f"the opponent's first move {opponent_move.uci()} ended the episode at once "
+                    f"({_reason(game)}); start from a position that leaves the agent a move"
+                )
+        self._game, self._agent, self._ended_by = game, agent, None
+        return self._observation(), self._info(opponent_move)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        game = self._require_game()
+        if self._ended_by is not None:
+            raise GameOverError(f"the episode is over ({self._ended_by}); call reset()")
+        index = check_action_range(action)
+        try:
+            move = game.move_for_action(index)
+        except IllegalActionError as error:
+            if self.illegal_action == "raise":
+                raise
+            return self._illegal_step(str(error))
+
+        material_before = self._material() if self.reward_shaping else 0
+        game.play(move)
+        opponent_move = None
+        if not game.is_over:
+            try:
+                opponent_move = self._opponent_reply(game)
+            except BaseException:
+                game.undo()  # the agent's move is taken back: the env is as before step()
+                raise
+        terminated, truncated = game.terminated, game.truncated
+        reward = self._outcome_reward(game) if terminated else 0.0
+        if self.reward_shaping:
+            reward += MATERIAL_REWARD_SCALE * (self._material() - material_before)
+        if terminated or truncated:
+            self._ended_by = _reason(game)
+        return self._observation(), reward, terminated, truncated, self._info(opponent_move)
+
+    def action_masks(self) -> np.ndarray:
+        """The (4672,) bool mask of the agent's legal actions (all False once the episode ended)."""
+        game = self._require_game()
+        if self._ended_by is not None:
+            return np.zeros(ACTION_SIZE, dtype=bool)
+        return game.action_mask()
+
+    def render(self) -> str | np.ndarray | None:
+        orientation = self._agent if self.perspective == "side_to_move" else chess.WHITE
+        return render(self.board, self.render_mode, orientation)
+
+    def close(self) -> None:
+        self.opponent.close()
+        super().close()
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _opponent_reply(self, game: ChessGame) -> chess.Move:
+        move = self.opponent.choose_move(game.board, game.legal_moves)
+        if not isinstance(move, chess.Move) or not game.is_legal(move):
+            raise OpponentError(
+                f"opponent {self.opponent!r} returned {move!r}, which is not a legal move in "
+                f"{game.board.fen()}"
+            )
+        game.play(move)
+        return move
+
+    def _illegal_step(self, reason: str) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if self.illegal_action == "terminate":
+            self._ended_by = "illegal_action"
+        info = {**self._info(None), "illegal_action": reason}
+        if self.illegal_action == "terminate":
+            return self._observation(), -1.0, True, False, info
+        return self._observation(), PENALTY_REWARD, False, False, info
+
+    def _observation(self) -> Any:
+        game = self._require_game()
+        perspective = "white" if self.perspective == "white" or self._agent else "black"
+        board = game.observation(perspective)  # type: ignore[arg-type]
+        if self.obs_mode == "board":
+            return board
+        return {"board": board, "action_mask": self.action_masks().astype(np.int8)}
+
+    def _info(self, opponent_move: chess.Move | None) -> dict[str, Any]:
+        game = self._require_game()
+        over = self._ended_by is not None or game.is_over
+        return {
+            "fen": game.board.fen(),
+            "outcome": (self._ended_by or _reason(game)) if over else None,
+            "result": game.outcome.result() if game.outcome else "*",
+            "opponent_move": opponent_move.uci() if opponent_move else None,
+            "ply": game.board.ply(),
+            "legal_moves": [] if over else game.legal_uci,
+            "action_mask": np.zeros(ACTION_SIZE, dtype=bool) if over else game.action_mask(),
+            "agent_color": "white" if self._agent else "black",
+        }
+
+    def _outcome_reward(self, game: ChessGame) -> float:
+        winner = game.outcome.winner if game.outcome else None
+        return 0.0 if winner is None else (1.0 if winner == self._agent else -1.0)
+
+    def _material(self) -> int:
+        """The agent's material minus the opponent's, in pawns."""
+        board, agent = self.board, self._agent
+        return sum(
+            value * (board.pieces_mask(piece, agent).bit_count()
+                     - board.pieces_mask(piece, not agent).bit_count())
+            for piece, value in _MATERIAL
+        )  # fmt: skip
+
+
+def _reason(game: ChessGame) -> str:
+    """Why a finished game ended: the termination's name, or "max_plies" when truncated."""
+    return game.outcome.termination.name.lower() if game.outcome else "max_plies"

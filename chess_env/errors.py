@@ -1,0 +1,35 @@
+"""Exceptions raised by the chess environments.
+
+Each is a subclass of a built-in exception so callers can catch either the precise class or the
+general one (python-chess does the same with ``IllegalMoveError(ValueError)``).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "GameOverError",
+    "IllegalActionError",
+    "InvalidPositionError",
+    "OpponentError",
+    "StockfishNotFoundError",
+]
+
+
+class IllegalActionError(ValueError):
+    """An action index that is out of range or not a legal move in the current position."""
+
+
+class InvalidPositionError(ValueError):
+    """A FEN or opening that does not describe a playable position."""
+
+
+class GameOverError(RuntimeError):
+    """``step()`` was called after the episode ended; call ``reset()`` first."""
+
+
+class OpponentError(RuntimeError):
+    """An opponent returned something that is not a legal move (the env state is rolled back)."""
+
+
+class StockfishNotFoundError(FileNotFoundError):
+    """No Stockfish binary was found at the given path, on PATH, or at /usr/games/stockfish."""

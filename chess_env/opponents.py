@@ -1,0 +1,292 @@
+"""Opponents: random, greedy (1-ply), Stockfish, a trained SB3 policy, or any callable.
+
+All share one protocol: ``opponent(board) -> chess.Move``. The env calls ``choose_move(board,
+legal_moves)`` instead, handing over the legal moves it already generated, ``reset(seed)`` at every
+episode start (seeded from the env, so the same seed gives the same game) and ``close()`` with the
+env. A plain callable ``board -> chess.Move`` is wrapped in ``CallableOpponent``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import chess
+import numpy as np
+
+from chess_env.encoding import board_to_tensor, legal_actions
+from chess_env.errors import StockfishNotFoundError
+
+if TYPE_CHECKING:
+    import chess.engine
+
+__all__ = [
+    "OPPONENT_NAMES",
+    "CallableOpponent",
+    "GreedyOpponent",
+    "Opponent",
+    "PolicyOpponent",
+    "RandomOpponent",
+    "StockfishOpponent",
+    "make_opponent",
+]
+
+PIECE_VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9}
+OPPONENT_NAMES = ("random", "greedy", "stockfish")
+
+
+class Opponent:
+    """Base of every opponent: seeded by the env, closed with it, callable on a board."""
+
+    name = "opponent"
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng()
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start a new game; ``seed`` fixes every random choice that follows."""
+        self.rng = np.random.default_rng(seed)
+
+    def choose_move(self, board: chess.Board, legal_moves: Sequence[chess.Move]) -> chess.Move:
+        """A move for the side to move; ``legal_moves`` is non-empty and in python-chess order."""
+        raise NotImplementedError
+
+    def __call__(self, board: chess.Board) -> chess.Move:
+        return self.choose_move(board, list(board.legal_moves))
+
+    def close(self) -> None:
+        """Release what the opponent holds (an engine process)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class RandomOpponent(Opponent):
+    """Plays a uniformly random legal move.
+
+    Example:
+        >>> opponent = RandomOpponent(); opponent.reset(seed=0)
+        >>> opponent(chess.Board()) in chess.Board().legal_moves
+        True
+    """
+
+    name = "random"
+
+    def choose_move(self, board: chess.Board, legal_moves: Sequence[chess.Move]) -> chess.Move:
+        return legal_moves[int(self.rng.integers(len(legal_moves)))]
+
+
+class GreedyOpponent(Opponent):
+    """One ply deep: mate if it can, else the capture (or promotion) that wins the most material.
+
+    Captures are ordered MVV-LVA: the most valuable victim first (a promotion adds the promoted
+    piece's value minus the pawn's), then the least valuable attacker; ties and quiet positions
+    are broken by the seeded random generator.
+
+    Example:
+        >>> board = chess.Board("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1")
+        >>> GreedyOpponent()(board).uci()
+        'a1a8'
+    """
+
+    name = "greedy"
+
+    def choose_move(self, board: chess.Board, legal_moves: Sequence[chess.Move]) -> chess.Move:
+        for move in legal_moves:
+            if board.gives_check(move):
+                board.push(move)
+                mate = board.is_checkmate()
+                board.pop()
+                if mate:
+                    return move
+        best: list[chess.Move] = []
+        best_score = (0, 0)
+        for move in legal_moves:
+            gain = _material_gain(board, move)
+            if gain <= 0:
+                continue
+            attacker = board.piece_type_at(move.from_square) or chess.PAWN
+            score = (gain, -PIECE_VALUES.get(attacker, 100))
+            if score > best_score:
+                best, best_score = [move], score
+            elif score == best_score:
+                best.append(move)
+        choices = best or legal_moves
+        return choices[int(self.rng.integers(len(choices)))]
+
+
+def _material_gain(board: chess.Board, move: chess.Move) -> int:
+    victim = chess.PAWN if board.is_en_passant(move) else board.piece_type_at(move.to_square)
+    gain = PIECE_VALUES.get(victim, 0) if victim else 0
+    if move.promotion:
+        gain += PIECE_VALUES[move.promotion] - PIECE_VALUES[chess.PAWN]
+    return gain
+
+
+def find_stockfish(path: str | os.PathLike[str] | None = None) -> str:
+    """The Stockfish binary: ``path``, else ``stockfish`` on PATH, else /usr/games/stockfish."""
+    candidates = [os.fspath(path)] if path is not None else ["stockfish", "/usr/games/stockfish"]
+    for candidate in candidates:
+        found = shutil.which(candidate)
+        if found:
+            return found
+    where = f"at {os.fspath(path)!r}" if path is not None else "on PATH or at /usr/games/stockfish"
+    raise StockfishNotFoundError(
+        f"no Stockfish binary found {where}; install it (Debian/Ubuntu: "
+        "'apt-get install stockfish') or pass path=... to StockfishOpponent"
+    )
+
+
+class StockfishOpponent(Opponent):
+    """Stockfish through ``chess.engine`` at a fixed depth (optionally weakened).
+
+    Args:
+        depth: search depth in plies (default 1; about 1,350 moves/s on one core here).
+        skill: Stockfish "Skill Level" 0-20 (None: full strength). Below 20 Stockfish picks moves
+            with its own clock-seeded randomness, so games are no longer reproducible.
+        elo: limit strength to this Elo (``UCI_LimitStrength``; Stockfish accepts 1320-3190).
+        path: the binary; default ``stockfish`` on PATH, then /usr/games/stockfish.
+        threads: engine threads (default 1, which with a fixed depth makes play deterministic).
+
+    The binary is looked up when the opponent is made (a clear ``StockfishNotFoundError`` then),
+    and the engine process starts on the first move and ends with ``close()``.
+    """
+
+    name = "stockfish"
+
+    def __init__(
+        self,
+        depth: int = 1,
+        skill: int | None = None,
+        elo: int | None = None,
+        path: str | os.PathLike[str] | None = None,
+        threads: int = 1,
+    ) -> None:
+        super().__init__()
+        if depth < 1:
+            raise ValueError(f"depth must be >= 1, got {depth}")
+        if skill is not None and not 0 <= skill <= 20:
+            raise ValueError(f"skill must be in 0..20, got {skill}")
+        self.depth, self.skill, self.elo, self.threads = depth, skill, elo, threads
+        self.path = find_stockfish(path)
+        self._engine: chess.engine.SimpleEngine | None = None
+        self._game_token = object()
+
+    def _start(self) -> chess.engine.SimpleEngine:
+        import chess.engine
+
+        engine = chess.engine.SimpleEngine.popen_uci(self.path)
+        options: dict[str, Any] = {"Threads": self.threads}
+        if self.skill is not None:
+            options["Skill Level"] = self.skill
+        if self.elo is not None:
+            options.update({"UCI_LimitStrength": True, "UCI_Elo": self.elo})
+        engine.configure(options)
+        return engine
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self._game_token = object()  # a new game object makes python-chess send ucinewgame
+
+    def choose_move(self, board: chess.Board, legal_moves: Sequence[chess.Move]) -> chess.Move:
+        import chess.engine
+
+        if self._engine is None:
+            self._engine = self._start()
+        result = self._engine.play(
+            board, chess.engine.Limit(depth=self.depth), game=self._game_token
+        )
+        if result.move is None:
+            raise RuntimeError(f"Stockfish returned no move for {board.fen()}")
+        return result.move
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.quit()
+            self._engine = None
+
+    def __repr__(self) -> str:
+        return f"StockfishOpponent(depth={self.depth}, skill={self.skill}, elo={self.elo})"
+
+
+class PolicyOpponent(Opponent):
+    """Plays the moves of a Stable-Baselines3 policy (PPO or MaskablePPO) trained on this env.
+
+    The policy sees the board as the env showed it in training (``perspective``, and a
+    ``{"board", "action_mask"}`` dict when its observation space is a Dict); illegal actions are
+    masked out of its logits, so it always plays a legal move. ``deterministic=False`` samples
+    from the masked distribution with the seeded generator.
+    """
+
+    name = "policy"
+
+    def __init__(
+        self, model: Any, *, deterministic: bool = True, perspective: str = "side_to_move"
+    ) -> None:
+        super().__init__()
+        self.model, self.deterministic, self.perspective = model, deterministic, perspective
+
+    def choose_move(self, board: chess.Board, legal_moves: Sequence[chess.Move]) -> chess.Move:
+        import torch
+
+        move_of_action = legal_actions(board)
+        actions = np.fromiter(move_of_action, dtype=np.int64)
+        tensor = board_to_tensor(board, self.perspective)  # type: ignore[arg-type]
+        if hasattr(self.model.observation_space, "spaces"):
+            mask = np.zeros(self.model.action_space.n, dtype=np.int8)
+            mask[actions] = 1
+            observation: Any = {"board": tensor, "action_mask": mask}
+        else:
+            observation = tensor
+        policy = self.model.policy
+        with torch.no_grad():
+            obs_tensor, _ = policy.obs_to_tensor(observation)
+            logits = policy.get_distribution(obs_tensor).distribution.logits[0].cpu().numpy()
+        legal_logits = logits[actions].astype(np.float64)
+        if self.deterministic:
+            choice = int(np.argmax(legal_logits))
+        else:
+            probabilities = np.exp(legal_logits - legal_logits.max())
+            choice = int(self.rng.choice(len(actions), p=probabilities / probabilities.sum()))
+        return move_of_action[int(actions[choice])]
+
+
+class CallableOpponent(Opponent):
+    """Wraps a plain ``board -> chess.Move`` callable so the env can treat it like any opponent."""
+
+    def __init__(self, function: Callable[[chess.Board], chess.Move]) -> None:
+        super().__init__()
+        self.function = function
+        self.name = getattr(function, "__name__", type(function).__name__)
+
+    def choose_move(self, board: chess.Board, legal_moves: Sequence[chess.Move]) -> chess.Move:
+        return self.function(board)
+
+    def __repr__(self) -> str:
+        return f"CallableOpponent({self.function!r})"
+
+
+def make_opponent(spec: str | Opponent | Callable[[chess.Board], chess.Move]) -> Opponent:
+    """An ``Opponent`` from a name ("random", "greedy", "stockfish"), an instance or a callable."""
+    if isinstance(spec, Opponent):
+        return spec
+    if isinstance(spec, str):
+        factories: dict[str, Callable[[], Opponent]] = {
+            "random": RandomOpponent,
+            "greedy": GreedyOpponent,
+            "stockfish": StockfishOpponent,
+        }
+        if spec not in factories:
+            raise ValueError(
+                f"unknown opponent {spec!r}; expected one of {list(OPPONENT_NAMES)}, "
+                "an Opponent, or a callable board -> chess.Move"
+            )
+        return factories[spec]()
+    if callable(spec):
+        return CallableOpponent(spec)
+    raise TypeError(
+        f"opponent must be a name in {list(OPPONENT_NAMES)}, an Opponent or a callable, "
+        f"got {type(spec).__name__}"
+    )
