@@ -1,0 +1,231 @@
+"""Plies per second of full random games: polyarena's chess against python-chess and PettingZoo.
+
+Five contenders play complete games of uniformly random legal moves in one process:
+
+- (a) ``python-chess ceiling``: ``board.push(random.choice(list(board.legal_moves)))`` and
+  ``board.is_game_over()`` each ply, nothing else -- what any env built on python-chess pays.
+- (b) ``polyarena ChessGame core``: the rules core with an observation and a fresh action mask each
+  ply, the work an env must do at the least.
+- (c) ``PettingZoo chess_v6 (AEC)`` and (d) ``polyarena aec_env() (AEC)``: the same AEC loop
+  (``agent_iter``, ``last``, ``step``) on each env, apples to apples.
+- (e) ``polyarena ChessEnv.step vs random opponent``: the Gymnasium env; a step is two plies when
+  the opponent replied.
+
+Each contender plays whole games until ``--seconds`` have passed and scores plies / elapsed. A
+round runs every contender once, in turn, all seeded with the round's seed (the same game mixes
+on every run); we report the median over ``--rounds``. Interleaving spreads drift of the machine
+(frequency scaling, noisy neighbours) over all contenders instead of landing on one, and the
+median ignores a round that a hiccup spoiled. The targets, (b)/(a) >= 0.7 and (b)/(c) >= 15, are
+reported, not enforced: the exit status is 0 either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from importlib.metadata import version
+
+import chess
+import numpy as np
+from pettingzoo import AECEnv
+from pettingzoo.classic import chess_v6
+from tqdm import tqdm
+
+from chess_env import ChessEnv, ChessGame, aec_env
+
+# A contender: the round's seed -> a function that plays one full game and returns its plies.
+# Setting up (envs, generators) happens outside the clock; each game is timed whole.
+GameFactory = Callable[[int], Callable[[], int]]
+
+CEILING, PEER = "a", "c"
+TARGETS = (("b", "a", 0.7), ("b", "c", 15.0), ("d", "c", None))
+
+
+def random_legal(mask: np.ndarray, rng: np.random.Generator) -> int:
+    """A uniformly random legal action index from an action mask."""
+    legal = np.flatnonzero(mask)
+    return int(legal[rng.integers(len(legal))])
+
+
+def python_chess_games(seed: int) -> Callable[[], int]:
+    rng = random.Random(seed)
+
+    def play() -> int:
+        board = chess.Board()
+        while not board.is_game_over():
+            board.push(rng.choice(list(board.legal_moves)))
+        return board.ply()
+
+    return play
+
+
+def chess_game_core_games(seed: int) -> Callable[[], int]:
+    rng = np.random.default_rng(seed)
+
+    def play() -> int:
+        game = ChessGame()
+        while True:
+            game.observation()  # what an agent reads each ply, terminal position included
+            mask = game.action_mask()
+            if game.is_over:
+                return game.plies
+            game.play_action(random_legal(mask, rng))
+
+    return play
+
+
+def aec_games(env: AECEnv, seed: int) -> Callable[[], int]:
+    rng = np.random.default_rng(seed)
+    seeds = iter([seed])  # the first game of the round is seeded; later ones continue from it
+
+    def play() -> int:
+        env.reset(seed=next(seeds, None))
+        plies = 0
+        for _agent in env.agent_iter():
+            observation, _reward, termination, truncation, _info = env.last()
+            if termination or truncation:
+                break
+            env.step(random_legal(observation["action_mask"], rng))
+            plies += 1
+        return plies
+
+    return play
+
+
+def chess_env_games(seed: int) -> Callable[[], int]:
+    rng = np.random.default_rng(seed)
+    env = ChessEnv(opponent="random")
+    seeds = iter([seed])
+
+    def play() -> int:
+        env.reset(seed=next(seeds, None))
+        plies = 0
+        while True:
+            action = random_legal(env.action_masks(), rng)
+            _obs, _reward, terminated, truncated, info = env.step(action)
+            plies += 1 if info["opponent_move"] is None else 2
+            if terminated or truncated:
+                return plies
+
+    return play
+
+
+CONTENDERS: dict[str, tuple[str, GameFactory]] = {
+    "a": ("python-chess ceiling", python_chess_games),
+    "b": ("polyarena ChessGame core", chess_game_core_games),
+    "c": ("PettingZoo chess_v6 (AEC)", lambda seed: aec_games(chess_v6.env(), seed)),
+    "d": ("polyarena aec_env() (AEC)", lambda seed: aec_games(aec_env(), seed)),
+    "e": ("polyarena ChessEnv.step vs random opponent", chess_env_games),
+}
+
+
+def measure(factory: GameFactory, seed: int, seconds: float) -> float:
+    """Plies per second over whole games played until at least ``seconds`` have passed."""
+    play = factory(seed)
+    plies, start = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        plies += play()
+    return plies / elapsed
+
+
+def run_rounds(keys: list[str], rounds: int, seconds: float) -> dict[str, list[float]]:
+    rates: dict[str, list[float]] = {key: [] for key in keys}
+    progress = tqdm(range(rounds), desc="rounds", unit="round", file=sys.stderr)
+    for seed in progress:
+        for key in keys:
+            progress.set_postfix_str(f"({key}) {CONTENDERS[key][0]}")
+            rates[key].append(measure(CONTENDERS[key][1], seed, seconds))
+    return rates
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def machine_line() -> str:
+    return (
+        f"Machine: {cpu_model()}, {os.cpu_count()} cores, {platform.platform()}; "
+        f"Python {platform.python_version()}; python-chess {version('chess')}; "
+        f"pettingzoo {version('pettingzoo')}"
+    )
+
+
+def ratio(medians: dict[str, float], key: str, base: str) -> str:
+    return f"{medians[key] / medians[base]:.2f}x" if base in medians else "n/a"
+
+
+def table(rates: dict[str, list[float]]) -> list[str]:
+    medians = {key: statistics.median(values) for key, values in rates.items()}
+    lines = [
+        "| contender | plies/s (median) | min | max | vs python-chess ceiling "
+        "| vs PettingZoo chess_v6 |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for key, values in rates.items():
+        lines.append(
+            f"| ({key}) {CONTENDERS[key][0]} | {medians[key]:,.0f} | {min(values):,.0f} "
+            f"| {max(values):,.0f} | {ratio(medians, key, CEILING)} | {ratio(medians, key, PEER)} |"
+        )
+    return lines
+
+
+def verdicts(rates: dict[str, list[float]]) -> list[str]:
+    """The key ratios of medians, each against its target when it has one."""
+    lines = []
+    for key, base, target in TARGETS:
+        if key not in rates or base not in rates:
+            continue
+        value = statistics.median(rates[key]) / statistics.median(rates[base])
+        line = f"({key})/({base}) = {value:.2f}"
+        if target is not None:
+            line += f"  (target >= {target:g}): {'PASS' if value >= target else 'below target'}"
+        lines.append(line)
+    return lines
+
+
+def parse_keys(only: str) -> list[str]:
+    keys = [key.strip() for key in only.split(",") if key.strip()]
+    unknown = [key for key in keys if key not in CONTENDERS]
+    if unknown or not keys:
+        raise argparse.ArgumentTypeError(
+            f"--only takes a comma list of {', '.join(CONTENDERS)}, got {only!r}"
+        )
+    return sorted(set(keys), key=list(CONTENDERS).index)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="rounds; the median is reported")
+    parser.add_argument("--seconds", type=float, default=1.5, help="least seconds per contender")
+    parser.add_argument(
+        "--only", type=parse_keys, default=list(CONTENDERS), help="contenders, e.g. a,b,c"
+    )
+    args = parser.parse_args(argv)
+    if args.rounds < 1 or args.seconds <= 0:
+        parser.error("--rounds must be at least 1 and --seconds positive")
+    rates = run_rounds(args.only, args.rounds, args.seconds)
+    print(machine_line())
+    print()
+    print("\n".join(table(rates)))
+    if lines := verdicts(rates):
+        print()
+        print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

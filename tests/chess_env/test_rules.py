@@ -1,0 +1,193 @@
+"""The rules core against python-chess: termination, the documented draw semantics, undo."""
+
+from __future__ import annotations
+
+import random
+
+import chess
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chess_env import ChessGame, IllegalActionError
+from chess_env.encoding import legal_action_mask
+
+T = chess.Termination
+KNIGHT_SHUFFLE = ["g1f3", "g8f6", "f3g1", "f6g8"]  # back to the start position every 4 plies
+
+
+def documented_outcome(board: chess.Board, claim_draws: bool) -> chess.Outcome | None:
+    """python-chess's outcome as chess_env.rules documents it: claims without look-ahead."""
+    outcome = board.outcome(claim_draw=False)
+    if outcome is None and claim_draws:
+        if board.is_fifty_moves():
+            outcome = chess.Outcome(T.FIFTY_MOVES, None)
+        elif board.is_repetition(3):
+            outcome = chess.Outcome(T.THREEFOLD_REPETITION, None)
+    return outcome
+
+
+def play_out(seed: int, claim_draws: bool) -> tuple[list[chess.Termination], int]:
+    """Play one random game, checking every ply against python-chess; return what ended it."""
+    rng = random.Random(seed)
+    game = ChessGame(claim_draws=claim_draws, max_plies=None)
+    board = game.board
+    lookahead_claims = 0
+    while True:
+        expected = documented_outcome(board, claim_draws)
+        assert game.outcome == expected, (board.fen(), game.outcome, expected)
+        assert game.legal_moves == list(board.legal_moves)
+        assert game.legal_uci == [m.uci() for m in board.legal_moves]
+        if claim_draws and expected is None and board.can_claim_draw():
+            lookahead_claims += 1  # python-chess would let the mover claim one ply early
+        if expected is not None:
+            return [expected.termination], lookahead_claims
+        game.play_action(rng.choice(game.legal_actions))
+
+
+@pytest.mark.parametrize("claim_draws", [True, False])
+def test_termination_matches_python_chess_over_random_games(claim_draws: bool) -> None:
+    endings: dict[chess.Termination, int] = {}
+    for seed in range(60 if claim_draws else 25):
+        (termination,), _ = play_out(seed, claim_draws)
+        endings[termination] = endings.get(termination, 0) + 1
+    assert T.CHECKMATE in endings and T.INSUFFICIENT_MATERIAL in endings
+    if claim_draws:
+        assert T.FIFTY_MOVES in endings
+    else:
+        assert T.FIFTY_MOVES not in endings and T.THREEFOLD_REPETITION not in endings
+
+
+def test_threefold_triggers_on_the_ply_that_reaches_the_third_occurrence() -> None:
+    game = ChessGame()
+    for ply, uci in enumerate(KNIGHT_SHUFFLE * 2, start=1):
+        assert game.outcome is None, ply
+        game.play_uci(uci)
+    # The start position has now occurred three times (plies 0, 4 and 8).
+    assert game.board.is_repetition(3)
+    assert game.outcome == chess.Outcome(T.THREEFOLD_REPETITION, None)
+
+
+def test_python_chess_claims_one_ply_earlier_and_we_document_that() -> None:
+    game = ChessGame()
+    for uci in (KNIGHT_SHUFFLE * 2)[:-1]:
+        game.play_uci(uci)
+    # Black could move f6g8 into a threefold: python-chess lets it claim now; we wait for the move.
+    assert game.board.can_claim_threefold_repetition() and not game.board.is_repetition(3)
+    assert game.outcome is None
+    game.play_uci("f6g8")
+    assert game.outcome is not None and game.outcome.termination == T.THREEFOLD_REPETITION
+
+
+def test_without_claims_fivefold_ends_the_game() -> None:
+    game = ChessGame(claim_draws=False)
+    for uci in KNIGHT_SHUFFLE * 4:
+        assert game.outcome is None
+        game.play_uci(uci)
+    assert game.outcome == chess.Outcome(T.FIVEFOLD_REPETITION, None)
+
+
+def test_a_pawn_move_resets_the_repetition_count() -> None:
+    game = ChessGame()
+    for uci in [*KNIGHT_SHUFFLE, "e2e4", "e7e5", *KNIGHT_SHUFFLE, *KNIGHT_SHUFFLE[:3]]:
+        game.play_uci(uci)
+    assert game.outcome is None  # twice since e4/e5, never three times
+    game.play_uci("f6g8")
+    assert game.outcome is not None and game.outcome.termination == T.THREEFOLD_REPETITION
+
+
+@pytest.mark.parametrize(
+    ("fen", "uci", "claim_draws", "termination"),
+    [
+        ("4k3/8/8/8/8/8/8/R3K3 w - - 99 80", "a1a2", True, T.FIFTY_MOVES),
+        ("4k3/8/8/8/8/8/8/R3K3 w - - 99 80", "a1a2", False, None),
+        ("4k3/8/8/8/8/8/8/R3K3 w - - 149 80", "a1a2", False, T.SEVENTYFIVE_MOVES),
+        # mate on the 100th halfmove: checkmate wins over the 50-move rule
+        ("6k1/5ppp/8/8/8/8/8/R5K1 w - - 99 80", "a1a8", True, T.CHECKMATE),
+        ("7k/8/5KQ1/8/8/8/8/8 w - - 0 1", "g6g5", True, None),
+        ("7k/8/5KQ1/8/8/8/8/8 w - - 0 1", "g6g7", True, T.CHECKMATE),
+        ("k7/8/1Q6/8/8/8/8/7K w - - 0 1", "b6c7", True, T.STALEMATE),
+        ("k7/8/8/8/8/8/1r6/BK6 w - - 0 1", "a1b2", True, T.INSUFFICIENT_MATERIAL),
+        ("4k3/8/8/8/8/8/4p3/3QK3 b - - 0 1", "e2d1q", True, None),
+    ],
+)
+def test_single_ply_endings(
+    fen: str, uci: str, claim_draws: bool, termination: chess.Termination | None
+) -> None:
+    game = ChessGame(chess.Board(fen), claim_draws=claim_draws)
+    game.play_uci(uci)
+    assert (game.outcome.termination if game.outcome else None) == termination
+    assert game.outcome == documented_outcome(game.board, claim_draws)
+
+
+def test_truncation_at_max_plies_and_termination_wins_ties() -> None:
+    game = ChessGame(max_plies=3)
+    for uci in ("e2e4", "e7e5"):
+        game.play_uci(uci)
+        assert not game.is_over
+    game.play_uci("g1f3")
+    assert game.truncated and not game.terminated and game.is_over
+    mate = ChessGame(max_plies=4)
+    for uci in ("f2f3", "e7e5", "g2g4", "d8h4"):
+        mate.play_uci(uci)
+    assert mate.terminated and not mate.truncated
+
+
+def test_max_plies_none_never_truncates_and_bad_values_are_rejected() -> None:
+    game = ChessGame(chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 0 1"), max_plies=None)
+    for _ in range(40):
+        game.play_action(game.legal_actions[0])
+        if game.is_over:
+            break
+    assert not game.truncated
+    with pytest.raises(ValueError, match="max_plies must be a positive integer or None, got 0"):
+        ChessGame(max_plies=0)
+
+
+def snapshot(game: ChessGame) -> tuple:
+    return (
+        game.board.fen(),
+        list(game.board.move_stack),
+        list(game.legal_moves),
+        list(game.legal_actions),
+        game.outcome,
+        game.plies,
+        dict(game._repetitions),
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), plies=st.integers(0, 120))
+def test_undo_restores_everything_exactly(seed: int, plies: int) -> None:
+    rng = random.Random(seed)
+    game = ChessGame(max_plies=None)
+    for _ in range(plies):
+        if game.terminated:
+            break
+        game.play_action(rng.choice(game.legal_actions))
+    if game.terminated:
+        return
+    before = snapshot(game)
+    game.play_action(rng.choice(game.legal_actions))
+    game.undo()
+    assert snapshot(game) == before
+    assert game.action_mask().tolist() == legal_action_mask(game.board).tolist()
+    with pytest.raises(RuntimeError, match="nothing to undo"):
+        game.undo()
+
+
+def test_play_uci_errors_name_the_move_and_leave_the_game_unchanged() -> None:
+    game = ChessGame()
+    before = snapshot(game)
+    with pytest.raises(IllegalActionError, match="move 'e9e4' is not UCI"):
+        game.play_uci("e9e4")
+    with pytest.raises(IllegalActionError, match=r"move e2e5 is illegal in rnbqkbnr/"):
+        game.play_uci("e2e5")
+    assert snapshot(game) == before
+
+
+def test_action_mask_is_a_fresh_array_each_call() -> None:
+    game = ChessGame()
+    first = game.action_mask()
+    first[:] = False
+    assert game.action_mask().sum() == 20

@@ -1,0 +1,17 @@
+"""The README's Python examples run as written (in order, sharing one namespace)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_readme_python_examples_run() -> None:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+    assert len(blocks) >= 3
+    namespace: dict[str, object] = {}
+    for block in blocks:
+        exec(compile(block, str(README), "exec"), namespace)  # noqa: S102
+    assert namespace["info"]["outcome"] is not None  # type: ignore[index]
