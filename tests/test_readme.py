@@ -13,5 +13,5 @@ def test_readme_python_examples_run() -> None:
     assert len(blocks) >= 3
     namespace: dict[str, object] = {}
     for block in blocks:
-        exec(compile(block, str(README), "exec"), namespace)  # noqa: S102
+        exec(compile(block, str(README), "exec"), namespace)
     assert namespace["info"]["outcome"] is not None  # type: ignore[index]

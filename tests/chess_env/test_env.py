@@ -156,7 +156,7 @@ def test_illegal_action_penalize_lets_the_agent_move_again() -> None:
     env = ChessEnv(illegal_action="penalize")
     env.reset(seed=0)
     fen = env.board.fen()
-    obs, reward, terminated, truncated, info = env.step(action(env, "e2e5"))
+    _, reward, terminated, truncated, info = env.step(action(env, "e2e5"))
     assert (reward, terminated, truncated) == (PENALTY_REWARD, False, False)
     assert "e2e5" in info["illegal_action"] and env.board.fen() == fen
     assert info["action_mask"].sum() == 20
@@ -179,7 +179,7 @@ def test_illegal_action_terminate_ends_with_minus_one() -> None:
 def test_indices_outside_the_space_always_raise(illegal_action: str, bad: object) -> None:
     env = ChessEnv(illegal_action=illegal_action)
     env.reset(seed=0)
-    with pytest.raises(IllegalActionError, match="out of range|not an integer"):
+    with pytest.raises(IllegalActionError, match=r"out of range|not an integer"):
         env.step(bad)
     assert env.board.fen() == chess.STARTING_FEN
 
