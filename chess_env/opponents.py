@@ -146,7 +146,8 @@ class StockfishOpponent(Opponent):
         depth: search depth in plies (default 1; about 1,350 moves/s on one core here).
         skill: Stockfish "Skill Level" 0-20 (None: full strength). Below 20 Stockfish picks moves
             with its own clock-seeded randomness, so games are no longer reproducible.
-        elo: limit strength to this Elo (``UCI_LimitStrength``; Stockfish accepts 1320-3190).
+        elo: limit strength to this Elo (``UCI_LimitStrength``); the range depends on the
+            Stockfish version (15.1: 1350-2850) and is checked against the engine's own.
         path: the binary; default ``stockfish`` on PATH, then /usr/games/stockfish.
         threads: engine threads (default 1, which with a fixed depth makes play deterministic).
 
@@ -183,7 +184,21 @@ class StockfishOpponent(Opponent):
             options["Skill Level"] = self.skill
         if self.elo is not None:
             options.update({"UCI_LimitStrength": True, "UCI_Elo": self.elo})
-        engine.configure(options)
+        try:
+            elo_range = engine.options.get("UCI_Elo")
+            if (
+                self.elo is not None
+                and elo_range is not None
+                and not elo_range.min <= self.elo <= elo_range.max
+            ):
+                raise ValueError(
+                    f"elo={self.elo} is outside this Stockfish's UCI_Elo range "
+                    f"{elo_range.min}..{elo_range.max}"
+                )
+            engine.configure(options)
+        except BaseException:
+            engine.quit()  # an engine we will not keep must not outlive us
+            raise
         return engine
 
     def reset(self, seed: int | None = None) -> None:
@@ -262,7 +277,7 @@ class CallableOpponent(Opponent):
         self.name = getattr(function, "__name__", type(function).__name__)
 
     def choose_move(self, board: chess.Board, legal_moves: Sequence[chess.Move]) -> chess.Move:
-        return self.function(board)
+        return self.function(board.copy())  # user code cannot push onto the env's board
 
     def __repr__(self) -> str:
         return f"CallableOpponent({self.function!r})"
