@@ -1,0 +1,400 @@
+"""``load_config(path | dict) -> SimulationConfig``: a world definition, checked on load.
+
+Sections: ``simulation``, ``agents``, ``state_variables`` (``agent_vars``, ``global_vars``),
+``actions`` (one definition per field of the action each agent takes per turn), ``engine``
+(``dynamics: "package.module:function"``; its other keys are parameters for the dynamics) and
+``observability``. The ``validator``, ``llm`` and ``logging`` sections of older configs are kept
+as given, for LLM runners. Every rejection is a ``ConfigError`` naming the field path.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import types
+import typing
+from collections.abc import Mapping
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from multiagent.errors import CircularSchemaError, ConfigError, StateValidationError
+from multiagent.state import validate_value
+from multiagent.variables import (
+    MAX_DICT_DEPTH,
+    MAX_LIST_DEPTH,
+    MAX_TOTAL_DEPTH,
+    VariableDefinition,
+    depths,
+)
+
+__all__ = [
+    "AgentConfig",
+    "DefaultObservability",
+    "EngineConfig",
+    "ObservabilityConfig",
+    "ObservabilityEntry",
+    "ObservabilityLevel",
+    "SimulationConfig",
+    "SimulationSettings",
+    "StateVariablesConfig",
+    "load_config",
+]
+
+GLOBAL_TARGET = "global"
+_STRICT = ConfigDict(extra="forbid", frozen=True)
+# Configs written before typed state variables named one implicit agent variable.
+_LEGACY_AGENT_VARS = {"economic_strength": {"type": "float", "min": 0, "default": 0.0}}
+
+
+class ObservabilityLevel(str, Enum):
+    """How much of a target an observer sees."""
+
+    UNAWARE = "unaware"  # nothing: the target is absent
+    EXTERNAL = "external"  # its external (public) variables
+    INSIDER = "insider"  # everything
+
+
+class SimulationSettings(BaseModel):
+    model_config = _STRICT
+    name: str = Field(min_length=1, description="The world's name")
+    max_turns: int = Field(ge=1, description="Turns after which the episode truncates")
+    seed: int | None = Field(None, description="Default seed when reset() gets none")
+    checkpoint_interval: int | None = Field(None, ge=1, description="Turns between checkpoints")
+    termination: dict[str, float] | None = Field(None, description="Legacy stop bounds")
+
+
+class AgentConfig(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    name: str = Field(min_length=1, description="Unique agent name")
+    type: str | None = Field(None, description="A free label (trader, nation, ...)")
+    initial_state: dict[str, Any] = Field(
+        default_factory=dict, description="Start values overriding the variables' defaults"
+    )
+
+    @property
+    def start_values(self) -> dict[str, Any]:
+        """``initial_state`` plus the legacy ``initial_<variable>: value`` keys."""
+        legacy = {key[len("initial_") :]: value for key, value in (self.model_extra or {}).items()}
+        return {**legacy, **self.initial_state}
+
+
+class StateVariablesConfig(BaseModel):
+    model_config = _STRICT
+    agent_vars: dict[str, VariableDefinition] = Field(default_factory=dict)
+    global_vars: dict[str, VariableDefinition] = Field(default_factory=dict)
+
+
+class EngineConfig(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    dynamics: str | None = Field(
+        None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description="package.module:function"
+    )
+    type: str | None = Field(None, description="A free label (legacy engines)")
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The engine's other keys: parameters handed to the dynamics."""
+        return dict(self.model_extra or {})
+
+
+class VariableVisibilityConfig(BaseModel):
+    model_config = _STRICT
+    external: list[str] = Field(default_factory=list)
+    internal: list[str] = Field(default_factory=list)
+
+
+class ObservabilityEntry(BaseModel):
+    """One matrix row, written in YAML as ``[observer, target, level, noise]``."""
+
+    model_config = _STRICT
+    observer: str
+    target: str
+    level: ObservabilityLevel
+    noise: float = Field(0.0, ge=0.0)
+
+    @field_validator("noise", mode="before")
+    @classmethod
+    def _null_is_zero(cls, noise: Any) -> Any:
+        return 0.0 if noise is None else noise
+
+
+class DefaultObservability(BaseModel):
+    model_config = _STRICT
+    level: ObservabilityLevel = ObservabilityLevel.UNAWARE
+    noise: float = Field(0.0, ge=0.0)
+
+
+class ObservabilityConfig(BaseModel):
+    model_config = _STRICT
+    enabled: bool = True
+    variable_visibility: VariableVisibilityConfig = Field(default_factory=VariableVisibilityConfig)
+    matrix: list[ObservabilityEntry] = Field(default_factory=list)
+    default: DefaultObservability = Field(default_factory=DefaultObservability)
+    distribution: str = Field("uniform", pattern="^(uniform|gaussian)$")
+
+    @field_validator("matrix", mode="before")
+    @classmethod
+    def _rows_from_lists(cls, rows: Any) -> Any:
+        if not isinstance(rows, list):
+            return rows
+        keys = ("observer", "target", "level", "noise")
+        return [
+            dict(zip(keys, row, strict=False)) if isinstance(row, list) else row for row in rows
+        ]
+
+
+class SimulationConfig(BaseModel):
+    """A whole world definition (see the module docstring for the sections)."""
+
+    model_config = _STRICT
+    simulation: SimulationSettings
+    agents: list[AgentConfig] = Field(min_length=1)
+    state_variables: StateVariablesConfig = Field(
+        default_factory=lambda: StateVariablesConfig.model_validate(
+            {"agent_vars": _LEGACY_AGENT_VARS}
+        )
+    )
+    actions: dict[str, VariableDefinition] = Field(default_factory=dict)
+    engine: EngineConfig = Field(default_factory=EngineConfig)
+    observability: ObservabilityConfig | None = None
+    validator: dict[str, Any] | None = None
+    llm: dict[str, Any] | None = None
+    logging: dict[str, Any] | None = None
+
+    @property
+    def agent_names(self) -> list[str]:
+        return [agent.name for agent in self.agents]
+
+    @property
+    def config_hash(self) -> str:
+        """A stable hash of the whole definition (for snapshots and caches)."""
+        payload = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+# -- loading ------------------------------------------------------------------------------------
+
+
+def load_config(source: str | Path | Mapping[str, Any]) -> SimulationConfig:
+    """A ``SimulationConfig`` from a YAML file path or a dict, or a ``ConfigError``.
+
+    Example:
+        >>> config = load_config({"simulation": {"name": "demo", "max_turns": 5},
+        ...                       "agents": [{"name": "A"}, {"name": "B"}]})
+        >>> config.agent_names, list(config.state_variables.agent_vars)
+        (['A', 'B'], ['economic_strength'])
+    """
+    data = _read(source) if isinstance(source, (str, Path)) else source
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"a config must be a mapping of sections, got {type(data).__name__}")
+    _reject_cycles(data)
+    try:
+        config = SimulationConfig.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(_describe(error)) from None
+    problems = _cross_checks(config)
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return config
+
+
+def _read(path: str | Path) -> Any:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"cannot read config {str(path)!r}: {error.strerror}") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise ConfigError(f"YAML syntax error in {str(path)!r}{where}: {problem}") from None
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _below(annotation: Any, part: Any) -> Any:
+    """The annotation one ``loc`` step below: a model field, a dict value or a list item."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return _below(next((a for a in args if a is not type(None)), None), part)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        fields = {field.alias or name: field for name, field in annotation.model_fields.items()}
+        return fields[part].annotation if part in fields else None
+    if origin is dict:
+        return args[1]
+    if origin is list:
+        return args[0]
+    return None
+
+
+def _valid_keys(loc: tuple[Any, ...]) -> list[str]:
+    """The keys the model at ``loc`` accepts, for "did you mean"."""
+    annotation: Any = SimulationConfig
+    for part in loc:
+        annotation = _below(annotation, part)
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [field.alias or name for name, field in annotation.model_fields.items()]
+    return []
+
+
+def _describe(error: ValidationError) -> str:
+    lines = []
+    for item in error.errors(include_url=False):
+        loc = tuple(
+            p for p in item["loc"] if not (isinstance(p, str) and p.startswith("function-"))
+        )
+        if item["type"] == "extra_forbidden":
+            hint = difflib.get_close_matches(str(loc[-1]), _valid_keys(loc[:-1]), n=1)
+            suggestion = f"; did you mean '{hint[0]}'?" if hint else ""
+            lines.append(f"{_path(loc)}: unknown key{suggestion}")
+        else:
+            message = item["msg"].removeprefix("Value error, ")
+            lines.append(f"{_path(loc)}: {message}")
+    return "\n".join(lines)
+
+
+def _reject_cycles(data: Mapping[str, Any]) -> None:
+    """Object schemas that contain themselves (YAML aliases can build them) fail here, by name."""
+    variables = data.get("state_variables") or {}
+    roots = {}
+    if isinstance(variables, Mapping):
+        for section in ("agent_vars", "global_vars"):
+            for name, defn in (variables.get(section) or {}).items():
+                roots[f"state_variables.{section}.{name}"] = (name, defn)
+    for name, defn in (data.get("actions") or {}).items():
+        roots[f"actions.{name}"] = (name, defn)
+    for path, (name, defn) in roots.items():
+        _walk(defn, [(name, path, id(defn))])
+
+
+def _walk(defn: Any, stack: list[tuple[str, str, int]]) -> None:
+    if not isinstance(defn, Mapping):
+        return
+    children: list[tuple[str, Any]] = []
+    schema = defn.get("schema")
+    if isinstance(schema, Mapping):
+        children += [(str(field), child) for field, child in schema.items()]
+    for key in ("value_type", "item_type"):
+        if isinstance(defn.get(key), Mapping):
+            children.append((key, defn[key]))
+    if isinstance(defn.get("item_types"), list):
+        children += [(f"item_types[{i}]", c) for i, c in enumerate(defn["item_types"])]
+    for field, child in children:
+        ancestors = [entry[2] for entry in stack]
+        if id(child) in ancestors:
+            cycle = stack[ancestors.index(id(child)) :]
+            names = [entry[0] for entry in cycle] + [cycle[0][0]]
+            raise CircularSchemaError(
+                "Circular reference detected in schema definitions:\n"
+                f"  Cycle: {' -> '.join(names)}\n"
+                f"  Field path: {stack[-1][1]}.{field} refers back to {cycle[0][1]}\n"
+                "Suggested fixes:\n"
+                "  1. Refer to the other entity by a string id (type: str) instead of nesting it\n"
+                "  2. Flatten the schema so no object contains its own kind"
+            )
+        _walk(child, [*stack, (field, f"{stack[-1][1]}.{field}", id(child))])
+
+
+def _cross_checks(config: SimulationConfig) -> list[str]:
+    """Rules that span sections: names, depth limits, defaults, observability references."""
+    problems: list[str] = []
+    names = config.agent_names
+    for duplicate in sorted({n for n in names if names.count(n) > 1}):
+        problems.append(f"agents: agent name {duplicate!r} is used more than once")
+    if GLOBAL_TARGET in names:
+        problems.append(f"agents: {GLOBAL_TARGET!r} is reserved for the global state")
+    variables = config.state_variables
+    sections = {
+        "state_variables.agent_vars": variables.agent_vars,
+        "state_variables.global_vars": variables.global_vars,
+        "actions": config.actions,
+    }
+    for prefix, definitions in sections.items():
+        for name, defn in definitions.items():
+            problems += _check_definition(f"{prefix}.{name}", defn)
+    if "name" in variables.agent_vars:
+        problems.append("state_variables.agent_vars.name: 'name' is reserved (the agent's name)")
+    for index, agent in enumerate(config.agents):
+        for var, value in agent.start_values.items():
+            path = f"agents[{index}].initial_state.{var}"
+            defn = variables.agent_vars.get(var)
+            if defn is None:
+                problems.append(f"{path}: no agent variable named {var!r}")
+                continue
+            try:
+                validate_value(defn, value, path)
+            except StateValidationError as error:
+                problems += [f"{p}: {m}" for p, m in error.errors]
+    close = difflib.get_close_matches("dynamics", list(config.engine.params), n=1, cutoff=0.75)
+    if close:
+        problems.append(f"engine.{close[0]}: unknown key; did you mean 'dynamics'?")
+    if config.observability is not None:
+        problems += _check_observability(config)
+    return problems
+
+
+def _check_definition(path: str, defn: VariableDefinition) -> list[str]:
+    problems = []
+    dict_depth, list_depth, total_depth = depths(defn)
+    for kind, depth, limit in (
+        ("dict", dict_depth, MAX_DICT_DEPTH),
+        ("list", list_depth, MAX_LIST_DEPTH),
+        ("overall", total_depth, MAX_TOTAL_DEPTH),
+    ):
+        if depth > limit:
+            problems.append(f"{path}: {kind} nesting depth {depth} exceeds the limit of {limit}")
+    if problems:
+        return problems
+    try:
+        validate_value(defn, defn.derived_default(), f"{path}.default")
+    except StateValidationError as error:
+        problems += [f"{p}: {m}" for p, m in error.errors]
+    return problems
+
+
+def _check_observability(config: SimulationConfig) -> list[str]:
+    observability = config.observability
+    assert observability is not None
+    problems = []
+    names = set(config.agent_names)
+    known = set(config.state_variables.agent_vars) | set(config.state_variables.global_vars)
+    visibility = observability.variable_visibility
+    for section in ("external", "internal"):
+        for index, var in enumerate(getattr(visibility, section)):
+            if var not in known:
+                problems.append(
+                    f"observability.variable_visibility.{section}[{index}]: unknown variable "
+                    f"{var!r}"
+                )
+    overlap = sorted(set(visibility.external) & set(visibility.internal))
+    if overlap:
+        problems.append(
+            f"observability.variable_visibility: variables cannot be both external and "
+            f"internal: {overlap}"
+        )
+    seen: dict[tuple[str, str], int] = {}
+    for index, entry in enumerate(observability.matrix):
+        path = f"observability.matrix[{index}]"
+        if entry.observer not in names:
+            problems.append(f"{path}: unknown observer {entry.observer!r}")
+        if entry.target != GLOBAL_TARGET and entry.target not in names:
+            problems.append(f"{path}: unknown target {entry.target!r} (an agent or 'global')")
+        pair = (entry.observer, entry.target)
+        if pair in seen:
+            problems.append(f"{path}: duplicate pair {pair} (first at matrix[{seen[pair]}])")
+        seen.setdefault(pair, index)
+    return problems

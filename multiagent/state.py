@@ -1,0 +1,320 @@
+"""State models generated from variable definitions, and validation with readable paths.
+
+One annotation builder serves two containers: pydantic models (``create_agent_state_model``, for
+users and DTOs, defaults filled in) and TypedDicts (``StateValidator``, for the env's hot path:
+pydantic-core validates straight into plain dicts, every key required). Both are cached by a stable
+hash of the definitions. Bounds, categorical values, patterns and the run-time size limits are
+pydantic constraints, so they hold inside containers too; errors come back as
+``agents[Trader_1].inventory.food: <message>``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Annotated, Any, Literal, Optional
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    create_model,
+)
+from typing_extensions import TypedDict
+
+from multiagent.errors import StateValidationError
+from multiagent.variables import (
+    MAX_DICT_ITEMS,
+    MAX_LIST_ITEMS,
+    MAX_STR_LENGTH,
+    VariableDefinition,
+)
+
+__all__ = [
+    "StateValidator",
+    "annotation_for",
+    "create_agent_state_model",
+    "create_global_state_model",
+    "definitions_hash",
+    "format_errors",
+    "validate_value",
+]
+
+Definitions = Mapping[str, VariableDefinition]
+StructFactory = Callable[[str, dict[str, tuple[Any, Any]]], Any]
+_FORBID = ConfigDict(
+    extra="forbid", allow_inf_nan=False, cache_strings="keys", validate_default=True
+)
+
+
+def definitions_hash(definitions: Definitions) -> str:
+    """A stable (cross-process) hash of definitions: the cache key of generated models."""
+    payload = {
+        name: defn.model_dump(mode="json", by_alias=True) for name, defn in definitions.items()
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _fullmatch(pattern: re.Pattern[str], value: str) -> str:
+    if pattern.fullmatch(value) is None:
+        raise ValueError(f"String should match pattern '{pattern.pattern}' (whole string)")
+    return value
+
+
+def annotation_for(defn: VariableDefinition, name: str, struct: StructFactory) -> Any:
+    """The type annotation that validates values of ``defn``; ``struct`` builds fixed schemas."""
+    kind = defn.type
+    if kind in ("float", "int"):
+        base = float if kind == "float" else int
+        bounds = {"ge": defn.min, "le": defn.max}
+        return Annotated[base, Field(**{k: v for k, v in bounds.items() if v is not None})]
+    if kind == "bool":
+        return bool
+    if kind == "categorical":
+        return Literal[tuple(defn.values or ())]  # type: ignore[valid-type]
+    if kind == "str":
+        limit = defn.max_length or MAX_STR_LENGTH
+        text: Any = Annotated[str, Field(max_length=limit)]
+        if defn.pattern is not None:
+            text = Annotated[text, AfterValidator(partial(_fullmatch, re.compile(defn.pattern)))]
+        return Optional[text]  # noqa: UP045 -- a runtime type expression, not an annotation
+    if defn.schema_ is not None:
+        fields = {
+            field: (annotation_for(child, f"{name}_{field}", struct), child)
+            for field, child in defn.schema_.items()
+        }
+        return struct(name, fields)
+    if kind == "dict":
+        key = str if defn.key_type == "str" else int
+        value = annotation_for(defn.value_type, f"{name}_value", struct)  # type: ignore[arg-type]
+        return Annotated[dict[key, value], Field(max_length=MAX_DICT_ITEMS)]  # type: ignore[valid-type]
+    if kind == "list":
+        item = annotation_for(defn.item_type, f"{name}_item", struct)  # type: ignore[arg-type]
+        return Annotated[list[item], Field(max_length=defn.max_length or MAX_LIST_ITEMS)]  # type: ignore[valid-type]
+    items = tuple(
+        annotation_for(child, f"{name}_{i}", struct)
+        for i, child in enumerate(defn.item_types or [])
+    )
+    return tuple[items]  # type: ignore[valid-type]
+
+
+def _model_struct(
+    name: str, fields: dict[str, tuple[Any, VariableDefinition]], *, defaults: bool = False
+) -> type[BaseModel]:
+    """A pydantic model of a fixed schema.
+
+    A field whose default is null is optional. The others are required inside an object (as the
+    design has it) or, with ``defaults`` (a top-level state), filled from their own default.
+    """
+    spec: dict[str, Any] = {}
+    for field, (annotation, child) in fields.items():
+        default = child.derived_default()
+        if default is None:
+            spec[field] = (Optional[annotation], None)  # noqa: UP045
+        elif defaults:
+            # Bind this field's own default now: a closure over the loop variable would hand
+            # every field the last one (the reference design's bug).
+            spec[field] = (annotation, Field(default_factory=partial(copy.deepcopy, default)))
+        else:
+            spec[field] = (annotation, ...)
+    return create_model(_model_name(name), __config__=_FORBID, **spec)
+
+
+def _typeddict_struct(name: str, fields: dict[str, tuple[Any, VariableDefinition]]) -> Any:
+    """A TypedDict: every key required (a full state), validated straight into a plain dict."""
+    annotations = {
+        field: (annotation if child.derived_default() is not None or child.type == "str"
+                else Optional[annotation])  # noqa: UP045
+        for field, (annotation, child) in fields.items()
+    }  # fmt: skip
+    struct = TypedDict(_model_name(name), annotations)  # type: ignore[operator]
+    struct.__pydantic_config__ = _FORBID  # type: ignore[attr-defined]
+    return struct
+
+
+def _model_name(name: str) -> str:
+    return (
+        "".join(part.capitalize() for part in re.split(r"[^0-9A-Za-z]+", name) if part) or "State"
+    )
+
+
+_MODELS: dict[tuple[str, str], Any] = {}
+
+
+def _cached(kind: str, definitions: Definitions, build: Callable[[], Any]) -> Any:
+    key = (kind, definitions_hash(definitions))
+    if key not in _MODELS:
+        _MODELS[key] = build()
+    return _MODELS[key]
+
+
+def _state_model(name: str, definitions: Definitions, with_name: bool) -> type[BaseModel]:
+    fields = {var: (annotation_for(d, var, _model_struct), d) for var, d in definitions.items()}
+    model = _model_struct(f"{name}Variables", fields, defaults=True)
+    if not with_name:
+        return model
+    # The agent's name is required: a subclass adds it without a default.
+    return create_model(name, __base__=model, name=(str, Field(min_length=1)))
+
+
+def create_agent_state_model(agent_vars: Definitions) -> type[BaseModel]:
+    """A pydantic model of one agent's state: ``name`` plus every agent variable.
+
+    Example:
+        >>> from multiagent.variables import VariableDefinition as V
+        >>> Model = create_agent_state_model({"gold": V(type="int", min=0, default=5)})
+        >>> Model(name="Ann").gold, Model(name="Ann", gold="7").gold
+        (5, 7)
+    """
+    return _cached("agent", agent_vars, lambda: _state_model("AgentState", agent_vars, True))
+
+
+def create_global_state_model(global_vars: Definitions) -> type[BaseModel]:
+    """A pydantic model of the global state: every global variable, defaults filled in."""
+    return _cached("global", global_vars, lambda: _state_model("GlobalState", global_vars, False))
+
+
+# -- fast validation of whole states ------------------------------------------------------------
+
+
+class StateValidator:
+    """Validates the agents' and the global state into plain dicts in one pydantic-core call.
+
+    Every variable must be present (a state is complete); values are coerced as pydantic's lax
+    mode does, never past a bound. Errors raise ``StateValidationError`` with readable paths.
+    """
+
+    def __init__(self, agent_vars: Definitions, global_vars: Definitions) -> None:
+        self.agent_vars, self.global_vars = dict(agent_vars), dict(global_vars)
+
+        def build() -> tuple[TypeAdapter, TypeAdapter]:
+            agent_fields = {
+                var: (annotation_for(d, var, _typeddict_struct), d)
+                for var, d in self.agent_vars.items()
+            }
+            agent_fields = {
+                "name": (str, VariableDefinition(type="str", default="")),
+                **agent_fields,
+            }
+            global_fields = {
+                var: (annotation_for(d, var, _typeddict_struct), d)
+                for var, d in self.global_vars.items()
+            }
+            agent = _typeddict_struct("AgentStateDict", agent_fields)
+            return (
+                TypeAdapter(dict[str, agent]),  # type: ignore[valid-type]
+                TypeAdapter(_typeddict_struct("GlobalStateDict", global_fields)),
+            )
+
+        key = {**{f"agent.{k}": v for k, v in agent_vars.items()},
+               **{f"global.{k}": v for k, v in global_vars.items()}}  # fmt: skip
+        self._agents, self._global = _cached("validator", key, build)
+
+    def agents(self, agents: Any, *, json: bool = False) -> dict[str, dict[str, Any]]:
+        """All agents' states (``{name: {var: value}}``), from Python data or JSON bytes."""
+        try:
+            if json:
+                return self._agents.validate_json(agents)
+            return self._agents.validate_python(agents)
+        except ValidationError as error:
+            raise StateValidationError(
+                format_errors(error, "agents", self.agent_vars, keyed=True)
+            ) from None
+
+    def global_state(self, state: Any, *, json: bool = False) -> dict[str, Any]:
+        try:
+            if json:
+                return self._global.validate_json(state)
+            return self._global.validate_python(state)
+        except ValidationError as error:
+            raise StateValidationError(
+                format_errors(error, "global_state", self.global_vars, keyed=False)
+            ) from None
+
+
+def validate_value(defn: VariableDefinition, value: Any, path: str) -> Any:
+    """One value of ``defn`` (a default, an action), coerced, or ``StateValidationError``."""
+    adapter = _cached(
+        "value",
+        {"value": defn},
+        lambda: TypeAdapter(annotation_for(defn, "value", _typeddict_struct)),
+    )
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as error:
+        errors = format_errors(error, "", {"value": defn}, keyed=False, prefix_loc=("value",))
+        raise StateValidationError(
+            [(path + p[len("value") :], message) for p, message in errors]
+        ) from None
+
+
+# -- error paths --------------------------------------------------------------------------------
+
+
+def _step(defn: VariableDefinition | None, part: object) -> tuple[str, VariableDefinition | None]:
+    """How one pydantic ``loc`` element reads in a path under ``defn``, and the definition below."""
+    if defn is None:
+        return (f"[{part}]" if isinstance(part, int) else f".{part}"), None
+    if defn.schema_ is not None:
+        return f".{part}", defn.schema_.get(str(part))
+    if defn.type == "dict":
+        return f"[{part}]", defn.value_type
+    if defn.type == "list":
+        return f"[{part}]", defn.item_type
+    if defn.type == "tuple" and isinstance(part, int) and defn.item_types:
+        return f"[{part}]", defn.item_types[part] if part < len(defn.item_types) else None
+    return f".{part}", None
+
+
+def _too_long(error: Any, path: str) -> str:
+    context = error.get("ctx") or {}
+    limit = context.get("max_length")
+    if error["type"] == "string_too_long":
+        got = len(error["input"]) if isinstance(error.get("input"), str) else "more"
+        return (f"String exceeds maximum length of {limit} characters (got {got} characters) "
+                f"at field '{path}'")  # fmt: skip
+    kind = context.get("field_type", "Collection")
+    got = context.get("actual_length", "more")
+    return f"{kind} exceeds maximum size of {limit} items (got {got} items) at field '{path}'"
+
+
+def format_errors(
+    error: ValidationError,
+    root: str,
+    definitions: Definitions,
+    *,
+    keyed: bool,
+    prefix_loc: tuple[object, ...] = (),
+) -> list[tuple[str, str]]:
+    """``(path, message)`` for every error: ``agents[Trader_1].inventory.food``-style paths."""
+    formatted = []
+    for item in error.errors(include_url=False):
+        loc = list(prefix_loc) + list(item["loc"])
+        path = root
+        if keyed and loc:
+            path += f"[{loc.pop(0)}]"
+        defn: VariableDefinition | None = None
+        if loc:
+            first = str(loc.pop(0))
+            path += f".{first}" if path else first
+            defn = definitions.get(first)
+        for part in loc:
+            if part == "[key]":
+                path += " (key)"
+                continue
+            step, defn = _step(defn, part)
+            path += step
+        message = item["msg"]
+        if item["type"] in ("too_long", "string_too_long"):
+            message = _too_long(item, path)
+        elif item["type"] == "missing":
+            message = "missing (every variable must be present)"
+        formatted.append((path, message))
+    return formatted
