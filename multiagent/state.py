@@ -92,7 +92,9 @@ def annotation_for(defn: VariableDefinition, name: str, struct: StructFactory) -
         }
         return struct(name, fields)
     if kind == "dict":
-        key = str if defn.key_type == "str" else int
+        key: Any = str if defn.key_type == "str" else int
+        if defn.keys is not None:  # declared keys: no others may appear
+            key = Literal[tuple(defn.keys)]  # type: ignore[valid-type]
         value = annotation_for(defn.value_type, f"{name}_value", struct)  # type: ignore[arg-type]
         return Annotated[dict[key, value], Field(max_length=MAX_DICT_ITEMS)]  # type: ignore[valid-type]
     if kind == "list":
