@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from multiagent.errors import CircularSchemaError, ConfigError, StateValidationError
 from multiagent.state import validate_value
@@ -77,9 +84,16 @@ class AgentConfig(BaseModel):
     )
 
     @property
+    def legacy_keys(self) -> dict[str, str]:
+        """Variable -> the legacy ``initial_<variable>`` key it was given under."""
+        return {key[len("initial_") :]: key for key in self.model_extra or {}
+                if key.startswith("initial_") and key != "initial_"}  # fmt: skip
+
+    @property
     def start_values(self) -> dict[str, Any]:
         """``initial_state`` plus the legacy ``initial_<variable>: value`` keys."""
-        legacy = {key[len("initial_") :]: value for key, value in (self.model_extra or {}).items()}
+        extra = self.model_extra or {}
+        legacy = {var: extra[key] for var, key in self.legacy_keys.items()}
         return {**legacy, **self.initial_state}
 
 
@@ -117,6 +131,18 @@ class ObservabilityEntry(BaseModel):
     level: ObservabilityLevel
     noise: float = Field(0.0, ge=0.0)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _from_row(cls, row: Any) -> Any:
+        """The compact YAML form ``[observer, target, level, noise]`` (noise may be left out)."""
+        if not isinstance(row, (list, tuple)):
+            return row
+        if len(row) > 4:
+            raise ValueError(
+                f"a matrix row is [observer, target, level, noise], got {len(row)} items: {row!r}"
+            )
+        return dict(zip(("observer", "target", "level", "noise"), row, strict=False))
+
     @field_validator("noise", mode="before")
     @classmethod
     def _null_is_zero(cls, noise: Any) -> Any:
@@ -136,16 +162,6 @@ class ObservabilityConfig(BaseModel):
     matrix: list[ObservabilityEntry] = Field(default_factory=list)
     default: DefaultObservability = Field(default_factory=DefaultObservability)
     distribution: str = Field("uniform", pattern="^(uniform|gaussian)$")
-
-    @field_validator("matrix", mode="before")
-    @classmethod
-    def _rows_from_lists(cls, rows: Any) -> Any:
-        if not isinstance(rows, list):
-            return rows
-        keys = ("observer", "target", "level", "noise")
-        return [
-            dict(zip(keys, row, strict=False)) if isinstance(row, list) else row for row in rows
-        ]
 
 
 class SimulationConfig(BaseModel):
@@ -270,19 +286,19 @@ def _describe(error: ValidationError) -> str:
 def _reject_cycles(data: Mapping[str, Any]) -> None:
     """Object schemas that contain themselves (YAML aliases can build them) fail here, by name."""
     variables = data.get("state_variables") or {}
-    roots = {}
+    sections = {}
     if isinstance(variables, Mapping):
-        for section in ("agent_vars", "global_vars"):
-            for name, defn in (variables.get(section) or {}).items():
-                roots[f"state_variables.{section}.{name}"] = (name, defn)
-    for name, defn in (data.get("actions") or {}).items():
-        roots[f"actions.{name}"] = (name, defn)
-    for path, (name, defn) in roots.items():
-        _walk(defn, [(name, path, id(defn))])
+        sections = {f"state_variables.{s}": variables.get(s) for s in ("agent_vars", "global_vars")}
+    sections["actions"] = data.get("actions")
+    done: set[int] = set()  # definitions already walked: shared anchors are walked once
+    for prefix, definitions in sections.items():
+        if isinstance(definitions, Mapping):  # anything else: pydantic names the problem
+            for name, defn in definitions.items():
+                _walk(defn, [(str(name), f"{prefix}.{name}", id(defn))], done)
 
 
-def _walk(defn: Any, stack: list[tuple[str, str, int]]) -> None:
-    if not isinstance(defn, Mapping):
+def _walk(defn: Any, stack: list[tuple[str, str, int]], done: set[int]) -> None:
+    if not isinstance(defn, Mapping) or id(defn) in done:
         return
     children: list[tuple[str, Any]] = []
     schema = defn.get("schema")
@@ -306,7 +322,8 @@ def _walk(defn: Any, stack: list[tuple[str, str, int]]) -> None:
                 "  1. Refer to the other entity by a string id (type: str) instead of nesting it\n"
                 "  2. Flatten the schema so no object contains its own kind"
             )
-        _walk(child, [*stack, (field, f"{stack[-1][1]}.{field}", id(child))])
+        _walk(child, [*stack, (field, f"{stack[-1][1]}.{field}", id(child))], done)
+    done.add(id(defn))
 
 
 def _cross_checks(config: SimulationConfig) -> list[str]:
@@ -329,8 +346,16 @@ def _cross_checks(config: SimulationConfig) -> list[str]:
     if "name" in variables.agent_vars:
         problems.append("state_variables.agent_vars.name: 'name' is reserved (the agent's name)")
     for index, agent in enumerate(config.agents):
+        legacy = agent.legacy_keys
+        for key in sorted(set(agent.model_extra or {}) - set(legacy.values())):
+            hint = difflib.get_close_matches(key, list(AgentConfig.model_fields), n=1)
+            problems.append(
+                f"agents[{index}].{key}: unknown key"
+                + (f"; did you mean '{hint[0]}'?" if hint else "")
+            )
         for var, value in agent.start_values.items():
-            path = f"agents[{index}].initial_state.{var}"
+            given_as = legacy[var] if var in legacy and var not in agent.initial_state else None
+            path = f"agents[{index}]." + (given_as or f"initial_state.{var}")
             defn = variables.agent_vars.get(var)
             if defn is None:
                 problems.append(f"{path}: no agent variable named {var!r}")

@@ -134,7 +134,10 @@ def to_space_value(defn: VariableDefinition, value: Any) -> Any:
             for child, item in zip(defn.item_types or (), value, strict=True)
         )
     if defn.schema_ is not None:
-        return {name: to_space_value(child, value[name]) for name, child in defn.schema_.items()}
+        # A field whose default is null may be omitted: it reads as None.
+        return {
+            name: to_space_value(child, value.get(name)) for name, child in defn.schema_.items()
+        }
     value_type: VariableDefinition = defn.value_type  # type: ignore[assignment]
     if defn.keys is not None:
         undeclared = sorted(set(value) - set(defn.keys))

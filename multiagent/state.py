@@ -27,7 +27,7 @@ from pydantic import (
     ValidationError,
     create_model,
 )
-from typing_extensions import TypedDict
+from typing_extensions import NotRequired, TypedDict
 
 from multiagent.errors import StateValidationError
 from multiagent.variables import (
@@ -52,6 +52,7 @@ StructFactory = Callable[[str, dict[str, tuple[Any, Any]]], Any]
 _FORBID = ConfigDict(
     extra="forbid", allow_inf_nan=False, cache_strings="keys", validate_default=True
 )
+_MODEL_CONFIG = ConfigDict(**_FORBID, populate_by_name=True, serialize_by_alias=True)
 
 
 def definitions_hash(definitions: Definitions) -> str:
@@ -72,9 +73,10 @@ def annotation_for(defn: VariableDefinition, name: str, struct: StructFactory) -
     """The type annotation that validates values of ``defn``; ``struct`` builds fixed schemas."""
     kind = defn.type
     if kind in ("float", "int"):
-        base = float if kind == "float" else int
-        bounds = {"ge": defn.min, "le": defn.max}
-        return Annotated[base, Field(**{k: v for k, v in bounds.items() if v is not None})]
+        bounds = {k: v for k, v in {"ge": defn.min, "le": defn.max}.items() if v is not None}
+        if kind == "float":
+            return Annotated[float, Field(allow_inf_nan=False, **bounds)]
+        return Annotated[int, Field(**{k: int(v) for k, v in bounds.items()})]
     if kind == "bool":
         return bool
     if kind == "categorical":
@@ -84,7 +86,8 @@ def annotation_for(defn: VariableDefinition, name: str, struct: StructFactory) -
         text: Any = Annotated[str, Field(max_length=limit)]
         if defn.pattern is not None:
             text = Annotated[text, AfterValidator(partial(_fullmatch, re.compile(defn.pattern)))]
-        return Optional[text]  # noqa: UP045 -- a runtime type expression, not an annotation
+        # Nullable exactly when the default is null (as the design has it).
+        return Optional[text] if defn.default is None else text  # noqa: UP045
     if defn.schema_ is not None:
         fields = {
             field: (annotation_for(child, f"{name}_{field}", struct), child)
@@ -117,23 +120,29 @@ def _model_struct(
     """
     spec: dict[str, Any] = {}
     for field, (annotation, child) in fields.items():
+        # A field named like a BaseModel attribute ("dict", "json", "model_config") gets a safe
+        # attribute name; its alias keeps the user's name in data and dumps.
+        attribute = f"{field}_" if hasattr(BaseModel, field) else field
+        alias = {"alias": field} if attribute != field else {}
         default = child.derived_default()
         if default is None:
-            spec[field] = (Optional[annotation], None)  # noqa: UP045
+            spec[attribute] = (Optional[annotation], Field(None, **alias))  # noqa: UP045
         elif defaults:
             # Bind this field's own default now: a closure over the loop variable would hand
             # every field the last one (the reference design's bug).
-            spec[field] = (annotation, Field(default_factory=partial(copy.deepcopy, default)))
+            factory = partial(copy.deepcopy, default)
+            spec[attribute] = (annotation, Field(default_factory=factory, **alias))
         else:
-            spec[field] = (annotation, ...)
-    return create_model(_model_name(name), __config__=_FORBID, **spec)
+            spec[attribute] = (annotation, Field(..., **alias))
+    return create_model(_model_name(name), __config__=_MODEL_CONFIG, **spec)
 
 
 def _typeddict_struct(name: str, fields: dict[str, tuple[Any, VariableDefinition]]) -> Any:
-    """A TypedDict: every key required (a full state), validated straight into a plain dict."""
+    """A TypedDict validated straight into a plain dict: every key required except those whose
+    default is null (they may be omitted, and then read as None)."""
     annotations = {
-        field: (annotation if child.derived_default() is not None or child.type == "str"
-                else Optional[annotation])  # noqa: UP045
+        field: (annotation if child.derived_default() is not None
+                else NotRequired[Optional[annotation]])  # noqa: UP045
         for field, (annotation, child) in fields.items()
     }  # fmt: skip
     struct = TypedDict(_model_name(name), annotations)  # type: ignore[operator]
@@ -243,13 +252,12 @@ class StateValidator:
 
 def validate_value(defn: VariableDefinition, value: Any, path: str) -> Any:
     """One value of ``defn`` (a default, an action), coerced, or ``StateValidationError``."""
+    # Model structs (not TypedDicts): fields whose default is null come back filled as None.
     adapter = _cached(
-        "value",
-        {"value": defn},
-        lambda: TypeAdapter(annotation_for(defn, "value", _typeddict_struct)),
+        "value", {"value": defn}, lambda: TypeAdapter(annotation_for(defn, "value", _model_struct))
     )
     try:
-        return adapter.validate_python(value)
+        return adapter.dump_python(adapter.validate_python(value), by_alias=True)
     except ValidationError as error:
         errors = format_errors(error, "", {"value": defn}, keyed=False, prefix_loc=("value",))
         raise StateValidationError(
@@ -283,7 +291,9 @@ def _too_long(error: Any, path: str) -> str:
         return (f"String exceeds maximum length of {limit} characters (got {got} characters) "
                 f"at field '{path}'")  # fmt: skip
     kind = context.get("field_type", "Collection")
-    got = context.get("actual_length", "more")
+    got = context.get("actual_length")
+    if got is None:  # pydantic leaves it out for dicts
+        got = len(error["input"]) if hasattr(error.get("input"), "__len__") else "more"
     return f"{kind} exceeds maximum size of {limit} items (got {got} items) at field '{path}'"
 
 
@@ -317,6 +327,7 @@ def format_errors(
         if item["type"] in ("too_long", "string_too_long"):
             message = _too_long(item, path)
         elif item["type"] == "missing":
-            message = "missing (every variable must be present)"
+            whole_variable = not loc and not prefix_loc
+            message = "missing (every variable must be present)" if whole_variable else "missing"
         formatted.append((path, message))
     return formatted

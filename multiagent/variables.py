@@ -130,6 +130,8 @@ class VariableDefinition(BaseModel):
             value = getattr(self, bound)
             if value is not None and value != int(value):
                 raise ValueError(f"{bound} of an int must be a whole number, got {value:g}")
+            if value is not None and not -(2**63) <= value < 2**63:
+                raise ValueError(f"{bound} of an int must fit in 64 bits, got {value:g}")
         self._check_float()
 
     def _check_categorical(self) -> None:
