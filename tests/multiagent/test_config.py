@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic_core import SchemaError
 
 from multiagent.config import ObservabilityLevel, SimulationConfig, load_config
 from multiagent.errors import CircularSchemaError, ConfigError
