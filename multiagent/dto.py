@@ -145,6 +145,12 @@ class SimulationSnapshot(FrozenDTO):
     episode_rng_state: dict[str, Any] | None = Field(
         None, description="A second generator's bit_generator.state (noise, opponents), if any"
     )
+    seed: int | None = Field(
+        None, description="The episode seed (observation noise derives from it)"
+    )
+    live_agents: list[str] | None = Field(
+        None, description="Agents still in the episode (None: all of them)"
+    )
     migrations: list[str] = Field(
         default_factory=list, description="Migrations applied on load, oldest first"
     )
@@ -164,9 +170,14 @@ class SimulationSnapshot(FrozenDTO):
         config: SimulationConfig,
         rng: np.random.Generator,
         episode_rng: np.random.Generator | None = None,
+        *,
+        seed: int | None = None,
+        live_agents: list[str] | None = None,
     ) -> SimulationSnapshot:
         """A snapshot of ``state`` (deep-copied, so later turns cannot reach into it)."""
         return cls(
+            seed=seed,
+            live_agents=live_agents,
             config_name=config.simulation.name,
             config_hash=config.config_hash,
             turn=state.turn,

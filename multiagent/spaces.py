@@ -42,6 +42,7 @@ from multiagent.variables import (
 __all__ = [
     "CHARSET",
     "MAX_DISCRETE_INT",
+    "BoundedSequence",
     "from_space_value",
     "space_for",
     "to_space_value",
@@ -54,6 +55,18 @@ _ALLOWED = frozenset(CHARSET)
 _F32_MAX = float(np.finfo(np.float32).max)
 # Box.sample() draws below high + 1, which wraps around at int64's max: stop one short of it.
 _INT_LOW, _INT_HIGH = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max) - 1
+
+
+class BoundedSequence(spaces.Sequence):
+    """A ``Sequence`` that remembers the most items its values may hold (``max_length``) and
+    whether it encodes a dict as ``(key, value)`` pairs, so wrappers such as ``FlattenForSB3``
+    can give it a fixed shape."""
+
+    def __init__(
+        self, feature_space: spaces.Space[Any], max_length: int, *, pairs: bool = False
+    ) -> None:
+        super().__init__(feature_space, stack=False)
+        self.max_length, self.pairs = max_length, pairs
 
 
 def space_for(defn: VariableDefinition) -> spaces.Space[Any]:
@@ -84,7 +97,8 @@ def space_for(defn: VariableDefinition) -> spaces.Space[Any]:
     if kind == "str":
         return _text(defn.max_length or MAX_STR_LENGTH)
     if kind == "list":
-        return spaces.Sequence(space_for(defn.item_type), stack=False)  # type: ignore[arg-type]
+        limit = defn.max_length or MAX_LIST_ITEMS
+        return BoundedSequence(space_for(defn.item_type), limit)  # type: ignore[arg-type]
     if kind == "tuple":
         return spaces.Tuple(tuple(space_for(child) for child in defn.item_types or ()))
     if defn.schema_ is not None:
@@ -98,7 +112,8 @@ def space_for(defn: VariableDefinition) -> spaces.Space[Any]:
         if defn.key_type == "str"
         else spaces.Box(_INT_LOW, _INT_HIGH, (1,), np.int64)
     )
-    return spaces.Sequence(spaces.Tuple((key_space, space_for(value_type))), stack=False)
+    pair = spaces.Tuple((key_space, space_for(value_type)))
+    return BoundedSequence(pair, MAX_DICT_ITEMS, pairs=True)
 
 
 def to_space_value(defn: VariableDefinition, value: Any) -> Any:

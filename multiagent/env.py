@@ -1,0 +1,392 @@
+"""A world as a PettingZoo env: ``parallel_env(config)`` and ``aec_env(config)``.
+
+The env holds the ground truth (``env.world``, a ``WorldState``) and returns it: every agent
+sees everything, exactly. Partial observability and noise are wrappers
+(``multiagent.wrappers``), so they compose. Each turn:
+
+1. every live agent's action is validated against the ``actions`` definitions (an action may be
+   an element of ``action_space(agent)`` -- what RL code sends -- or plain values such as
+   ``{"verb": "buy", "amount": 2.5}`` -- what an LLM sends); an invalid or missing one is
+   reported in ``infos[agent]["action_error"]`` and dropped (``invalid_action="noop"``) or
+   raises (``"raise"``);
+2. the dynamics (``engine.dynamics``) produce the next state, rewards, terminations and infos;
+3. the new state is validated against the definitions: a dynamics bug that breaks a bound
+   raises ``DynamicsError`` naming the variable's path;
+4. ``max_turns`` truncates.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils.conversions import parallel_to_aec
+
+from multiagent.config import SimulationConfig, load_config
+from multiagent.dto import SimulationSnapshot
+from multiagent.errors import StateValidationError
+from multiagent.observability import ObservabilityPlan, observe_all
+from multiagent.observation_layout import ObservationLayout
+from multiagent.spaces import from_space_value, space_for, to_space_value
+from multiagent.state import (
+    StateValidator,
+    create_agent_state_model,
+    create_global_state_model,
+    validate_value,
+)
+from multiagent.variables import VariableDefinition
+from multiagent.world_state import Transition, WorldState
+
+__all__ = ["DynamicsError", "WorldEnv", "aec_env", "parallel_env"]
+
+Dynamics = Callable[[WorldState, dict[str, dict[str, Any]], np.random.Generator, dict], Transition]
+
+
+class DynamicsError(RuntimeError):
+    """The dynamics function returned something the definitions do not allow."""
+
+
+def _static(
+    state: WorldState, actions: dict[str, dict[str, Any]], rng: np.random.Generator, params: dict
+) -> Transition:
+    """The dynamics of a world that names none: nothing changes but the turn."""
+    return Transition(WorldState(state.turn + 1, state.agents, state.global_state))
+
+
+def load_dynamics(target: str | None) -> Dynamics:
+    """The function named ``"package.module:function"`` (the no-op dynamics for None)."""
+    if target is None:
+        return _static
+    module_name, _, function_name = target.partition(":")
+    try:
+        function = getattr(importlib.import_module(module_name), function_name)
+    except (ImportError, AttributeError) as error:
+        raise ValueError(f"engine.dynamics {target!r} cannot be imported: {error}") from None
+    if not callable(function):
+        raise ValueError(f"engine.dynamics {target!r} is not callable")
+    return function  # type: ignore[no-any-return]
+
+
+def as_config(config: SimulationConfig | str | Path | Mapping[str, Any]) -> SimulationConfig:
+    """A config from a ``SimulationConfig``, a YAML path, a dict or a built-in world's name."""
+    if isinstance(config, SimulationConfig):
+        return config
+    if isinstance(config, str) and not Path(config).exists() and "/" not in config:
+        from multiagent.worlds import load_world
+
+        return load_world(config)
+    return load_config(config)
+
+
+class WorldEnv(ParallelEnv):
+    """A world from a config, as a PettingZoo ``ParallelEnv`` returning the ground truth.
+
+    Args:
+        config: a ``SimulationConfig``, a YAML path, a dict, or a built-in world's name.
+        invalid_action: "noop" (default: report in ``infos[agent]["action_error"]`` and skip
+            the agent's action this turn) or "raise" (``ValueError`` naming the field).
+        render_mode: None or "ansi" (a table of every agent's variables).
+
+    Example:
+        >>> env = WorldEnv("forage")
+        >>> observations, infos = env.reset(seed=0)
+        >>> sorted(observations["Forager_1"])
+        ['global', 'others', 'self', 'turn']
+    """
+
+    metadata = {"render_modes": ["ansi"], "name": "polyarena_world_v0", "is_parallelizable": True}
+
+    def __init__(
+        self,
+        config: SimulationConfig | str | Path | Mapping[str, Any],
+        *,
+        invalid_action: str = "noop",
+        render_mode: str | None = None,
+    ) -> None:
+        if invalid_action not in ("noop", "raise"):
+            raise ValueError(f"invalid_action must be 'noop' or 'raise', got {invalid_action!r}")
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.config = as_config(config)
+        self.invalid_action, self.render_mode = invalid_action, render_mode
+        self.possible_agents = self.config.agent_names
+        self.agents: list[str] = []
+        variables = self.config.state_variables
+        self._dynamics = load_dynamics(self.config.engine.dynamics)
+        self._validator = StateValidator(variables.agent_vars, variables.global_vars)
+        self.action_definition = (
+            VariableDefinition(type="object", schema=self.config.actions)
+            if self.config.actions
+            else None
+        )
+        self.plan = ObservabilityPlan(self.config, full=True)
+        self._layouts = {a: ObservationLayout.from_plan(self.plan, a) for a in self.possible_agents}
+        self._observation_spaces = {a: self._layouts[a].space() for a in self.possible_agents}
+        self._action_spaces = {a: self._make_action_space() for a in self.possible_agents}
+        self._agent_definition = (
+            VariableDefinition(type="object", schema=variables.agent_vars)
+            if variables.agent_vars
+            else None
+        )
+        self.state_space = self._make_state_space()
+        self.world: WorldState | None = None
+        self.seed_value = 0
+        self.rng = np.random.default_rng()
+
+    # -- spaces -----------------------------------------------------------------------------
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        return self._action_spaces[agent]
+
+    def _make_action_space(self) -> spaces.Space[Any]:
+        if self.action_definition is None:
+            return spaces.Dict({})
+        return space_for(self.action_definition)
+
+    def _make_state_space(self) -> spaces.Dict:
+        variables = self.config.state_variables
+        agent = self._agent_definition
+        parts: dict[str, spaces.Space[Any]] = {
+            "agents": spaces.Dict(
+                {
+                    name: space_for(agent) if agent else spaces.Dict({})
+                    for name in self.possible_agents
+                },
+                sort_keys=False,
+            ),
+            "global": spaces.Dict(
+                {name: space_for(d) for name, d in variables.global_vars.items()}, sort_keys=False
+            ),
+            "turn": spaces.Discrete(self.config.simulation.max_turns + 1),
+        }
+        return spaces.Dict(parts, sort_keys=False)
+
+    # -- the episode ------------------------------------------------------------------------
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        """Start at turn 0: every variable at its default, agents' ``initial_state`` on top.
+
+        The seed fixes the dynamics' generator and the noise of any observation wrapper; with
+        none, the config's ``simulation.seed`` is used on the first reset, and later resets
+        continue from the env's generator.
+        """
+        if seed is None and self.world is None:
+            seed = self.config.simulation.seed
+        if seed is None:
+            seed = int(self.rng.integers(2**63 - 1))
+        self.seed_value = int(seed)
+        self.rng = np.random.default_rng(self.seed_value)
+        for agent in self.possible_agents:
+            self._action_spaces[agent].seed(int(self.rng.integers(2**31)))
+        self.world = self._initial_state()
+        self.agents = list(self.possible_agents)
+        return self._observations(), {agent: {} for agent in self.agents}
+
+    def _initial_state(self) -> WorldState:
+        variables = self.config.state_variables
+        agent_model = create_agent_state_model(variables.agent_vars)
+        agents = {
+            agent.name: agent_model(name=agent.name, **agent.start_values).model_dump(by_alias=True)
+            for agent in self.config.agents
+        }
+        global_state = create_global_state_model(variables.global_vars)().model_dump(by_alias=True)
+        return WorldState(
+            turn=0,
+            agents=self._validator.agents(agents),
+            global_state=self._validator.global_state(global_state),
+        )
+
+    def step(
+        self, actions: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, dict]]:
+        world = self._require_world()
+        errors: dict[str, str] = {}
+        valid: dict[str, dict[str, Any]] = {}
+        for agent in self.agents:
+            try:
+                valid[agent] = self.decode_action(agent, actions.get(agent))
+            except ValueError as error:
+                if self.invalid_action == "raise":
+                    raise
+                errors[agent] = str(error)
+        transition = self._dynamics(world, valid, self.rng, self.config.engine.params)
+        self.world = self._checked(transition, world.turn)
+        rewards = {a: float(transition.rewards.get(a, 0.0)) for a in self.agents}
+        terminations = {a: bool(transition.terminations.get(a, False)) for a in self.agents}
+        truncated = self.world.turn >= self.config.simulation.max_turns
+        truncations = dict.fromkeys(self.agents, truncated)
+        infos = {a: dict(transition.infos.get(a, {})) for a in self.agents}
+        for agent, message in errors.items():
+            infos[agent]["action_error"] = message
+        observations = self._observations()
+        self.agents = [a for a in self.agents if not (terminations[a] or truncations[a])]
+        return observations, rewards, terminations, truncations, infos
+
+    def decode_action(self, agent: str, action: Any) -> dict[str, Any]:
+        """An agent's action as validated plain values, or ``ValueError`` naming the field.
+
+        An element of ``action_space(agent)`` is decoded from the space; anything else is read
+        as plain values (an int field is then ambiguous only if the whole action is also a
+        valid space element, and the space reading wins).
+        """
+        path = f"actions[{agent}]"
+        if self.action_definition is None:
+            return {}
+        if action is None:
+            raise ValueError(f"{path}: no action given")
+        space = self._action_spaces[agent]
+        try:
+            if space.contains(action):
+                action = from_space_value(self.action_definition, action)
+        except (TypeError, ValueError, KeyError, IndexError):
+            pass  # not a space element: validate it as plain values
+        try:
+            return validate_value(self.action_definition, action, path)
+        except StateValidationError as error:
+            raise ValueError(str(error)) from None
+
+    def _checked(self, transition: Any, turn: int) -> WorldState:
+        name = self.config.engine.dynamics or "the static dynamics"
+        if not isinstance(transition, Transition):
+            raise DynamicsError(f"{name} returned {type(transition).__name__}, not a Transition")
+        state = transition.state
+        if state.turn != turn + 1:
+            raise DynamicsError(f"{name} returned turn {state.turn} after turn {turn}")
+        try:
+            agents = self._validator.agents(state.agents)
+            global_state = self._validator.global_state(state.global_state)
+        except StateValidationError as error:
+            raise DynamicsError(
+                f"{name} produced an invalid state at turn {state.turn}:\n{error}"
+            ) from None
+        if set(agents) != set(self.possible_agents):
+            raise DynamicsError(f"{name} changed the set of agents to {sorted(agents)}")
+        return WorldState(state.turn, agents, global_state)
+
+    def _observations(self) -> dict[str, Any]:
+        world = self._require_world()
+        views = observe_all(world, self.plan, seed=self.seed_value, observers=self.agents)
+        live = set(self.agents)
+        return {agent: self.encode_view(agent, views[agent], live) for agent in self.agents}
+
+    def encode_view(
+        self,
+        agent: str,
+        view: WorldState,
+        live: set[str],
+        layout: ObservationLayout | None = None,
+        space: spaces.Dict | None = None,
+    ) -> dict[str, Any]:
+        """``view`` as the agent's observation; targets not in ``live`` are zero-filled."""
+        visible = WorldState(view.turn, {t: v for t, v in view.agents.items() if t in live},
+                             view.global_state)  # fmt: skip
+        layout = layout or self._layouts[agent]
+        return layout.encode(visible, space or self._observation_spaces[agent])
+
+    def _require_world(self) -> WorldState:
+        if self.world is None:
+            raise RuntimeError("call reset() before using the env")
+        return self.world
+
+    # -- state, rendering, snapshots --------------------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        """The ground truth as an element of ``state_space``."""
+        world = self._require_world()
+        agent = self._agent_definition
+        return {
+            "agents": {
+                name: to_space_value(agent, {k: v for k, v in values.items() if k != "name"})
+                if agent is not None
+                else {}
+                for name, values in world.agents.items()
+            },
+            "global": {
+                name: to_space_value(defn, world.global_state[name])
+                for name, defn in self.config.state_variables.global_vars.items()
+            },
+            "turn": min(world.turn, self.config.simulation.max_turns),
+        }
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        world = self._require_world()
+        names = list(self.config.state_variables.agent_vars)
+        lines = [f"{self.config.simulation.name} -- turn {world.turn}"]
+        for agent, values in world.agents.items():
+            marker = "" if agent in self.agents else " (done)"
+            lines.append(f"{agent}{marker}")
+            lines += [f"  {name:<20} {_short(values.get(name))}" for name in names]
+        if world.global_state:
+            lines.append("global")
+            lines += [f"  {name:<20} {_short(v)}" for name, v in world.global_state.items()]
+        return "\n".join(lines)
+
+    def snapshot(self) -> SimulationSnapshot:
+        """The episode's ground truth and generator state (restore continues it exactly)."""
+        world = self._require_world()
+        return SimulationSnapshot.from_world_state(
+            world, self.config, self.rng, seed=self.seed_value, live_agents=list(self.agents)
+        )
+
+    def restore(self, snapshot: SimulationSnapshot) -> dict[str, Any]:
+        """Continue from ``snapshot``; returns the observations at that point."""
+        if snapshot.config_hash not in (self.config.config_hash, "unknown"):
+            raise ValueError(
+                f"snapshot is of config {snapshot.config_hash}, this env runs "
+                f"{self.config.config_hash}"
+            )
+        state = snapshot.to_world_state()
+        self.world = WorldState(
+            state.turn,
+            self._validator.agents(state.agents),
+            self._validator.global_state(state.global_state),
+        )
+        self.rng = np.random.default_rng()
+        if snapshot.rng_state:
+            self.rng.bit_generator.state = copy.deepcopy(snapshot.rng_state)
+        if snapshot.seed is not None:
+            self.seed_value = snapshot.seed
+        self.agents = list(
+            snapshot.live_agents if snapshot.live_agents is not None else self.possible_agents
+        )
+        return self._observations()
+
+    def save_checkpoint(self, path: str | Path) -> Path:
+        from multiagent.checkpoints import save_checkpoint
+
+        return save_checkpoint(self.snapshot(), path)
+
+    def load_checkpoint(self, path: str | Path) -> dict[str, Any]:
+        from multiagent.checkpoints import load_checkpoint
+
+        return self.restore(load_checkpoint(path, config=self.config))
+
+
+def _short(value: Any, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def parallel_env(
+    config: SimulationConfig | str | Path | Mapping[str, Any], **kwargs: Any
+) -> WorldEnv:
+    """The world as a PettingZoo ``ParallelEnv`` (ground truth; wrap it for observability)."""
+    return WorldEnv(config, **kwargs)
+
+
+def aec_env(config: SimulationConfig | str | Path | Mapping[str, Any], **kwargs: Any) -> AECEnv:
+    """The world as a PettingZoo ``AECEnv`` (PettingZoo's own parallel-to-AEC conversion)."""
+    return parallel_to_aec(parallel_env(config, **kwargs))

@@ -1,0 +1,211 @@
+"""``FlattenForSB3``: Dict observations and actions that Stable-Baselines3 accepts.
+
+Observations become one level of ``Box`` / ``Discrete`` / ``MultiBinary`` / ``MultiDiscrete``
+keyed ``a.b.c`` (SB3's ``MultiInputPolicy``):
+- a list (``BoundedSequence``) is padded to its ``max_length``: ``key.mask`` (MultiBinary) marks
+  the items present, and each leaf of the item becomes one stacked space (``Box`` with a leading
+  ``max_length`` axis, ``MultiDiscrete`` for discrete leaves);
+- a dynamic dict with declared keys is a Dict already (``present`` flag + ``value``); one without
+  declared keys has no fixed shape and is dropped (declare its ``keys`` to keep it);
+- strings are dropped (``strings="drop"``, default) or mapped to ``Discrete(string_buckets)`` by
+  a stable hash (``strings="hash"``: equal strings share a bucket, different ones may collide).
+Actions: a Dict action space becomes ``Discrete`` (one discrete field), ``MultiDiscrete`` (all
+discrete, or discrete and float fields mixed: each float field binned into ``float_bins`` even
+steps of its bounds) or ``Box`` (all float fields).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from multiagent.spaces import BoundedSequence
+
+__all__ = ["FlattenForSB3"]
+
+Leaf = spaces.Box | spaces.Discrete | spaces.MultiBinary | spaces.MultiDiscrete
+
+
+def _stable_bucket(text: str, buckets: int) -> int:
+    digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") % buckets
+
+
+class FlattenForSB3(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Flattens Dict observations and actions for SB3 (see the module doc).
+
+    Args:
+        env: a Gymnasium env with a Dict observation space (e.g. ``SingleAgentEnv``).
+        strings: "drop" (default) or "hash".
+        string_buckets: the ``Discrete`` size of hashed strings (default 64).
+        float_bins: bins per float action field when mixed with discrete ones (default 11).
+    """
+
+    def __init__(
+        self,
+        env: gym.Env,
+        strings: str = "drop",
+        string_buckets: int = 64,
+        float_bins: int = 11,
+    ) -> None:
+        if strings not in ("drop", "hash"):
+            raise ValueError(f"strings must be 'drop' or 'hash', got {strings!r}")
+        gym.utils.RecordConstructorArgs.__init__(
+            self, strings=strings, string_buckets=string_buckets, float_bins=float_bins
+        )
+        gym.Wrapper.__init__(self, env)
+        self.strings, self.string_buckets, self.float_bins = strings, string_buckets, float_bins
+        self._leaves: dict[str, Leaf] = {}
+        self._flatten_space(env.observation_space, "")
+        self.observation_space = spaces.Dict(self._leaves, sort_keys=False)
+        self._action_fields, self.action_space = self._flat_action_space(env.action_space)
+
+    # -- observations -----------------------------------------------------------------------
+
+    def _flatten_space(self, space: spaces.Space[Any], key: str, stack: int = 0) -> None:
+        """Record the leaf spaces under ``key``; ``stack`` > 0 inside a padded list."""
+        if isinstance(space, spaces.Dict):
+            for name, child in space.spaces.items():
+                self._flatten_space(child, f"{key}.{name}" if key else name, stack)
+        elif isinstance(space, spaces.Tuple):
+            for index, child in enumerate(space.spaces):
+                self._flatten_space(child, f"{key}.{index}", stack)
+        elif isinstance(space, BoundedSequence) and not stack and not space.pairs:
+            self._leaves[f"{key}.mask"] = spaces.MultiBinary(space.max_length)
+            self._flatten_space(space.feature_space, key, space.max_length)
+        elif isinstance(space, (spaces.Sequence, spaces.Graph)):
+            return  # no fixed shape (a dict without declared keys, a list of lists): dropped
+        elif isinstance(space, spaces.Text):
+            if self.strings == "hash":
+                self._leaves[key] = (
+                    spaces.MultiDiscrete([self.string_buckets] * stack)
+                    if stack else spaces.Discrete(self.string_buckets)
+                )  # fmt: skip
+        elif stack:
+            self._leaves[key] = _stacked(space, stack)
+        else:
+            self._leaves[key] = space  # type: ignore[assignment]
+
+    def observation(self, observation: Any) -> dict[str, Any]:
+        flat: dict[str, Any] = {}
+        self._flatten_value(self.env.observation_space, observation, "", flat)
+        return flat
+
+    def _flatten_value(self, space: spaces.Space[Any], value: Any, key: str, flat: dict) -> None:
+        if isinstance(space, spaces.Dict):
+            for name, child in space.spaces.items():
+                self._flatten_value(child, value[name], f"{key}.{name}" if key else name, flat)
+        elif isinstance(space, spaces.Tuple):
+            for index, child in enumerate(space.spaces):
+                self._flatten_value(child, value[index], f"{key}.{index}", flat)
+        elif f"{key}.mask" in self._leaves and isinstance(space, BoundedSequence):
+            items = list(value)[: space.max_length]
+            mask = np.zeros(space.max_length, dtype=np.int8)
+            mask[: len(items)] = 1
+            flat[f"{key}.mask"] = mask
+            self._flatten_items(space.feature_space, items, key, space.max_length, flat)
+        elif key in self._leaves:
+            flat[key] = _leaf_value(self._leaves[key], value, self)
+
+    def _flatten_items(
+        self, space: spaces.Space[Any], items: list[Any], key: str, length: int, flat: dict
+    ) -> None:
+        """A padded list: each leaf of the item space stacked over ``length`` positions."""
+        if isinstance(space, spaces.Dict):
+            for name, child in space.spaces.items():
+                self._flatten_items(child, [i[name] for i in items], f"{key}.{name}", length, flat)
+        elif isinstance(space, spaces.Tuple):
+            for index, child in enumerate(space.spaces):
+                self._flatten_items(
+                    child, [i[index] for i in items], f"{key}.{index}", length, flat
+                )
+        elif key in self._leaves:
+            leaf = self._leaves[key]
+            stacked = np.zeros(leaf.shape, dtype=leaf.dtype)
+            for position, item in enumerate(items):
+                stacked[position] = _leaf_value(_unstacked(space, self), item, self)
+            flat[key] = stacked
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        observation, info = self.env.reset(seed=seed, options=options)
+        return self.observation(observation), info
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        observation, reward, terminated, truncated, info = self.env.step(self.action(action))
+        return self.observation(observation), reward, terminated, truncated, info
+
+    # -- actions ----------------------------------------------------------------------------
+
+    def _flat_action_space(self, space: spaces.Space[Any]) -> tuple[list[tuple[str, Any]], Any]:
+        if not isinstance(space, spaces.Dict):
+            return [], space
+        fields = list(space.spaces.items())
+        discrete = [s for _, s in fields if isinstance(s, spaces.Discrete)]
+        boxes = [s for _, s in fields if isinstance(s, spaces.Box)]
+        if len(discrete) + len(boxes) != len(fields):
+            raise ValueError("FlattenForSB3 handles Dict actions of Discrete and Box fields only")
+        if not boxes and len(discrete) == 1:
+            return fields, spaces.Discrete(discrete[0].n)
+        if not discrete:
+            low = np.concatenate([b.low.ravel() for b in boxes]).astype(np.float32)
+            high = np.concatenate([b.high.ravel() for b in boxes]).astype(np.float32)
+            return fields, spaces.Box(low, high, dtype=np.float32)
+        sizes = [s.n if isinstance(s, spaces.Discrete) else self.float_bins for _, s in fields]
+        return fields, spaces.MultiDiscrete(sizes)
+
+    def action(self, action: Any) -> Any:
+        """The wrapped env's Dict action for a flat one."""
+        fields = self._action_fields
+        if not fields:
+            return action
+        if isinstance(self.action_space, spaces.Discrete):
+            ((name, space),) = fields
+            return {name: int(space.start + int(action))}
+        values = np.asarray(action).ravel()
+        result: dict[str, Any] = {}
+        offset = 0
+        for (name, space), value in zip(fields, values, strict=False):
+            if isinstance(space, spaces.Discrete):
+                result[name] = int(space.start + int(value))
+            elif isinstance(self.action_space, spaces.MultiDiscrete):
+                fraction = int(value) / max(self.float_bins - 1, 1)
+                result[name] = (space.low + fraction * (space.high - space.low)).astype(space.dtype)
+            else:
+                size = int(np.prod(space.shape))
+                chunk = np.asarray(action, dtype=np.float64).ravel()[offset : offset + size]
+                result[name] = np.clip(chunk.reshape(space.shape), space.low, space.high).astype(
+                    space.dtype
+                )
+                offset += size
+        return result
+
+
+def _stacked(space: spaces.Space[Any], length: int) -> Leaf:
+    if isinstance(space, spaces.Box):
+        low = np.broadcast_to(space.low, (length, *space.shape))
+        high = np.broadcast_to(space.high, (length, *space.shape))
+        return spaces.Box(low, high, dtype=space.dtype)
+    if isinstance(space, spaces.Discrete):
+        return spaces.MultiDiscrete([space.n] * length)
+    if isinstance(space, spaces.MultiBinary):
+        return spaces.MultiBinary((length, *space.shape))
+    raise ValueError(f"FlattenForSB3 cannot stack {space} inside a list")
+
+
+def _unstacked(space: spaces.Space[Any], wrapper: FlattenForSB3) -> Leaf:
+    """The per-item leaf space inside a padded list (Text hashed as a Discrete)."""
+    if isinstance(space, spaces.Text):
+        return spaces.Discrete(wrapper.string_buckets)
+    return space  # type: ignore[return-value]
+
+
+def _leaf_value(leaf: Leaf, value: Any, wrapper: FlattenForSB3) -> Any:
+    if isinstance(value, str):
+        return _stable_bucket(value, wrapper.string_buckets)
+    if isinstance(leaf, spaces.Discrete):
+        return int(value)
+    return np.asarray(value, dtype=leaf.dtype)

@@ -1,0 +1,98 @@
+"""The view LLM agents read: observation DTOs, as text or JSON.
+
+``observation_envelope`` turns an observer's view of the world into an ``ObservationEnvelope``
+(targets it is unaware of are absent, as in the original design); ``TextObservationWrapper``
+makes that the observation of every agent of a world env (``format="text"`` or ``"json"``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+from pettingzoo.utils import BaseParallelWrapper
+
+from multiagent.dto import AgentObservationDTO, GlobalObservationDTO, ObservationEnvelope
+from multiagent.observability import GLOBAL_TARGET, ObservabilityPlan, observe_all
+from multiagent.spaces import CHARSET
+from multiagent.world_state import WorldState
+
+__all__ = ["TextObservationWrapper", "observation_envelope"]
+
+MAX_TEXT = 100_000
+
+
+def observation_envelope(
+    observer: str, view: WorldState, plan: ObservabilityPlan
+) -> ObservationEnvelope:
+    """``observer``'s view (from ``observe_all``) as the DTO an LLM agent is given."""
+    views = {v.target: v for v in plan.views[observer]}
+    agents = {
+        target: AgentObservationDTO(
+            name=target,
+            variables={k: v for k, v in values.items() if k != "name"},
+            level=views[target].level.value,
+            noise=views[target].noise,
+        )
+        for target, values in view.agents.items()
+    }
+    global_view = views.get(GLOBAL_TARGET)
+    global_context = (
+        GlobalObservationDTO(
+            variables=view.global_state, level=global_view.level.value, noise=global_view.noise
+        )
+        if global_view is not None
+        else None
+    )
+    return ObservationEnvelope(
+        turn=view.turn, observer=observer, agents=agents, global_context=global_context
+    )
+
+
+class TextObservationWrapper(BaseParallelWrapper):
+    """Each agent's observation becomes its ``ObservationEnvelope`` as text or JSON.
+
+    Uses the config's observability (filter and noise) unless ``full=True``. Spaces are
+    ``Text`` (the envelope is printable ASCII when the world's strings are).
+
+    Example:
+        >>> from multiagent import parallel_env
+        >>> env = TextObservationWrapper(parallel_env("forage"), format="json")
+        >>> observations, _ = env.reset(seed=0)
+        >>> '"observer":"Forager_1"' in observations["Forager_1"]
+        True
+    """
+
+    def __init__(self, env: ParallelEnv, format: str = "text", full: bool = False) -> None:
+        if format not in ("text", "json"):
+            raise ValueError(f"format must be 'text' or 'json', got {format!r}")
+        super().__init__(env)
+        self.format = format
+        self.world_env = env.unwrapped
+        self.plan = ObservabilityPlan(self.world_env.config, full=full)
+        self._space = spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET)
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self._space
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        _, infos = self.env.reset(seed=seed, options=options)
+        return self._observations(list(self.env.agents)), infos
+
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        acting = list(self.env.agents)
+        _, rewards, terminations, truncations, infos = self.env.step(actions)
+        return self._observations(acting), rewards, terminations, truncations, infos
+
+    def envelopes(self, observers: list[str]) -> dict[str, ObservationEnvelope]:
+        world = self.world_env.world
+        views = observe_all(world, self.plan, seed=self.world_env.seed_value, observers=observers)
+        return {a: observation_envelope(a, views[a], self.plan) for a in observers}
+
+    def _observations(self, observers: list[str]) -> dict[str, str]:
+        envelopes = self.envelopes(observers)
+        render = (lambda e: e.to_json()) if self.format == "json" else (lambda e: e.to_text())
+        return {agent: render(envelope) for agent, envelope in envelopes.items()}
