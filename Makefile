@@ -16,6 +16,8 @@ demo: $(VENV)/.extras-train
 
 bench: $(VENV)/.extras-train,dev
 	$(BIN)/python benchmarks/chess_throughput.py
+	$(BIN)/python -m benchmarks.multiagent
+	$(BIN)/python -m benchmarks.forage_learning
 
 lint: $(VENV)/.extras-dev
 	$(BIN)/ruff check .

@@ -1,8 +1,9 @@
 """``FlattenForSB3``: Dict observations and actions that Stable-Baselines3 accepts.
 
 Observations become one level of ``Box`` / ``Discrete`` / ``MultiBinary`` / ``MultiDiscrete``
-keyed ``a.b.c`` (SB3's ``MultiInputPolicy``):
-- a list (``BoundedSequence``) is padded to its ``max_length``: ``key.mask`` (MultiBinary) marks
+keyed by path, ``a/b/c`` (SB3's ``MultiInputPolicy`` names a torch module after each key, and
+torch forbids "." in module names, so the separator is "/" unless you choose another):
+- a list (``BoundedSequence``) is padded to its ``max_length``: ``key/mask`` (MultiBinary) marks
   the items present, and each leaf of the item becomes one stacked space (``Box`` with a leading
   ``max_length`` axis, ``MultiDiscrete`` for discrete leaves);
 - a dynamic dict with declared keys is a Dict already (``present`` flag + ``value``); one without
@@ -43,6 +44,7 @@ class FlattenForSB3(gym.Wrapper, gym.utils.RecordConstructorArgs):
         strings: "drop" (default) or "hash".
         string_buckets: the ``Discrete`` size of hashed strings (default 64).
         float_bins: bins per float action field when mixed with discrete ones (default 11).
+        separator: joins the path of a key (default "/"; "." breaks SB3's MultiInputPolicy).
     """
 
     def __init__(
@@ -51,14 +53,20 @@ class FlattenForSB3(gym.Wrapper, gym.utils.RecordConstructorArgs):
         strings: str = "drop",
         string_buckets: int = 64,
         float_bins: int = 11,
+        separator: str = "/",
     ) -> None:
         if strings not in ("drop", "hash"):
             raise ValueError(f"strings must be 'drop' or 'hash', got {strings!r}")
         gym.utils.RecordConstructorArgs.__init__(
-            self, strings=strings, string_buckets=string_buckets, float_bins=float_bins
+            self,
+            strings=strings,
+            string_buckets=string_buckets,
+            float_bins=float_bins,
+            separator=separator,
         )
         gym.Wrapper.__init__(self, env)
         self.strings, self.string_buckets, self.float_bins = strings, string_buckets, float_bins
+        self.separator = separator
         self._leaves: dict[str, Leaf] = {}
         self._flatten_space(env.observation_space, "")
         self.observation_space = spaces.Dict(self._leaves, sort_keys=False)
@@ -66,16 +74,19 @@ class FlattenForSB3(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     # -- observations -----------------------------------------------------------------------
 
+    def _join(self, key: str, part: object) -> str:
+        return f"{key}{self.separator}{part}" if key else str(part)
+
     def _flatten_space(self, space: spaces.Space[Any], key: str, stack: int = 0) -> None:
         """Record the leaf spaces under ``key``; ``stack`` > 0 inside a padded list."""
         if isinstance(space, spaces.Dict):
             for name, child in space.spaces.items():
-                self._flatten_space(child, f"{key}.{name}" if key else name, stack)
+                self._flatten_space(child, self._join(key, name), stack)
         elif isinstance(space, spaces.Tuple):
             for index, child in enumerate(space.spaces):
-                self._flatten_space(child, f"{key}.{index}", stack)
+                self._flatten_space(child, self._join(key, index), stack)
         elif isinstance(space, BoundedSequence) and not stack and not space.pairs:
-            self._leaves[f"{key}.mask"] = spaces.MultiBinary(space.max_length)
+            self._leaves[self._join(key, "mask")] = spaces.MultiBinary(space.max_length)
             self._flatten_space(space.feature_space, key, space.max_length)
         elif isinstance(space, (spaces.Sequence, spaces.Graph)):
             return  # no fixed shape (a dict without declared keys, a list of lists): dropped
@@ -98,15 +109,15 @@ class FlattenForSB3(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def _flatten_value(self, space: spaces.Space[Any], value: Any, key: str, flat: dict) -> None:
         if isinstance(space, spaces.Dict):
             for name, child in space.spaces.items():
-                self._flatten_value(child, value[name], f"{key}.{name}" if key else name, flat)
+                self._flatten_value(child, value[name], self._join(key, name), flat)
         elif isinstance(space, spaces.Tuple):
             for index, child in enumerate(space.spaces):
-                self._flatten_value(child, value[index], f"{key}.{index}", flat)
-        elif f"{key}.mask" in self._leaves and isinstance(space, BoundedSequence):
+                self._flatten_value(child, value[index], self._join(key, index), flat)
+        elif self._join(key, "mask") in self._leaves and isinstance(space, BoundedSequence):
             items = list(value)[: space.max_length]
             mask = np.zeros(space.max_length, dtype=np.int8)
             mask[: len(items)] = 1
-            flat[f"{key}.mask"] = mask
+            flat[self._join(key, "mask")] = mask
             self._flatten_items(space.feature_space, items, key, space.max_length, flat)
         elif key in self._leaves:
             flat[key] = _leaf_value(self._leaves[key], value, self)
@@ -117,11 +128,13 @@ class FlattenForSB3(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """A padded list: each leaf of the item space stacked over ``length`` positions."""
         if isinstance(space, spaces.Dict):
             for name, child in space.spaces.items():
-                self._flatten_items(child, [i[name] for i in items], f"{key}.{name}", length, flat)
+                self._flatten_items(
+                    child, [i[name] for i in items], self._join(key, name), length, flat
+                )
         elif isinstance(space, spaces.Tuple):
             for index, child in enumerate(space.spaces):
                 self._flatten_items(
-                    child, [i[index] for i in items], f"{key}.{index}", length, flat
+                    child, [i[index] for i in items], self._join(key, index), length, flat
                 )
         elif key in self._leaves:
             leaf = self._leaves[key]
