@@ -381,12 +381,26 @@ def _short(value: Any, width: int = 60) -> str:
 
 
 def parallel_env(
-    config: SimulationConfig | str | Path | Mapping[str, Any], **kwargs: Any
-) -> WorldEnv:
-    """The world as a PettingZoo ``ParallelEnv`` (ground truth; wrap it for observability)."""
-    return WorldEnv(config, **kwargs)
+    config: SimulationConfig | str | Path | Mapping[str, Any],
+    *,
+    observability: bool = False,
+    **kwargs: Any,
+) -> ParallelEnv:
+    """The world as a PettingZoo ``ParallelEnv``: the ground truth, or with ``observability``
+    the config's filter and noise (``multiagent.wrappers.ObservabilityWrapper``)."""
+    env: ParallelEnv = WorldEnv(config, **kwargs)
+    if observability:
+        from multiagent.wrappers import ObservabilityWrapper
+
+        env = ObservabilityWrapper(env)
+    return env
 
 
-def aec_env(config: SimulationConfig | str | Path | Mapping[str, Any], **kwargs: Any) -> AECEnv:
+def aec_env(
+    config: SimulationConfig | str | Path | Mapping[str, Any],
+    *,
+    observability: bool = False,
+    **kwargs: Any,
+) -> AECEnv:
     """The world as a PettingZoo ``AECEnv`` (PettingZoo's own parallel-to-AEC conversion)."""
-    return parallel_to_aec(parallel_env(config, **kwargs))
+    return parallel_to_aec(parallel_env(config, observability=observability, **kwargs))
