@@ -43,7 +43,7 @@ from multiagent.state import (
 from multiagent.variables import VariableDefinition
 from multiagent.world_state import Transition, WorldState
 
-__all__ = ["DynamicsError", "WorldEnv", "aec_env", "parallel_env"]
+__all__ = ["DynamicsError", "WorldEnv", "aec_env", "initial_state", "parallel_env"]
 
 Dynamics = Callable[[WorldState, dict[str, dict[str, Any]], np.random.Generator, dict], Transition]
 
@@ -82,6 +82,23 @@ def as_config(config: SimulationConfig | str | Path | Mapping[str, Any]) -> Simu
 
         return load_world(config)
     return load_config(config)
+
+
+def initial_state(config: SimulationConfig) -> WorldState:
+    """Turn 0: every variable at its default, each agent's ``initial_state`` on top, validated."""
+    variables = config.state_variables
+    validator = StateValidator(variables.agent_vars, variables.global_vars)
+    agent_model = create_agent_state_model(variables.agent_vars)
+    agents = {
+        agent.name: agent_model(name=agent.name, **agent.start_values).model_dump(by_alias=True)
+        for agent in config.agents
+    }
+    global_state = create_global_state_model(variables.global_vars)().model_dump(by_alias=True)
+    return WorldState(
+        turn=0,
+        agents=validator.agents(agents),
+        global_state=validator.global_state(global_state),
+    )
 
 
 class WorldEnv(ParallelEnv):
@@ -189,23 +206,9 @@ class WorldEnv(ParallelEnv):
         self.rng = np.random.default_rng(self.seed_value)
         for agent in self.possible_agents:
             self._action_spaces[agent].seed(int(self.rng.integers(2**31)))
-        self.world = self._initial_state()
+        self.world = initial_state(self.config)
         self.agents = list(self.possible_agents)
         return self._observations(), {agent: {} for agent in self.agents}
-
-    def _initial_state(self) -> WorldState:
-        variables = self.config.state_variables
-        agent_model = create_agent_state_model(variables.agent_vars)
-        agents = {
-            agent.name: agent_model(name=agent.name, **agent.start_values).model_dump(by_alias=True)
-            for agent in self.config.agents
-        }
-        global_state = create_global_state_model(variables.global_vars)().model_dump(by_alias=True)
-        return WorldState(
-            turn=0,
-            agents=self._validator.agents(agents),
-            global_state=self._validator.global_state(global_state),
-        )
 
     def step(
         self, actions: Mapping[str, Any]

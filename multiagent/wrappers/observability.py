@@ -6,15 +6,15 @@ from typing import Any
 
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
-from pettingzoo.utils import BaseParallelWrapper
 
 from multiagent.observability import ObservabilityPlan, observe_all
 from multiagent.observation_layout import ObservationLayout
+from multiagent.wrappers.world_view import WorldViewWrapper
 
 __all__ = ["ObservabilityWrapper"]
 
 
-class ObservabilityWrapper(BaseParallelWrapper):
+class ObservabilityWrapper(WorldViewWrapper):
     """Filters and noises every agent's observation by the config's observability matrix.
 
     Unaware targets are left out of an observer's space, external ones show only their external
@@ -32,7 +32,6 @@ class ObservabilityWrapper(BaseParallelWrapper):
 
     def __init__(self, env: ParallelEnv) -> None:
         super().__init__(env)
-        self.world_env = env.unwrapped
         self.plan = ObservabilityPlan(self.world_env.config)
         self._layouts = {
             agent: ObservationLayout.from_plan(self.plan, agent) for agent in env.possible_agents
@@ -42,18 +41,7 @@ class ObservabilityWrapper(BaseParallelWrapper):
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self._spaces[agent]
 
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        _, infos = self.env.reset(seed=seed, options=options)
-        return self._observations(list(self.env.agents)), infos
-
-    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        acting = list(self.env.agents)
-        _, rewards, terminations, truncations, infos = self.env.step(actions)
-        return self._observations(acting), rewards, terminations, truncations, infos
-
-    def _observations(self, observers: list[str]) -> dict[str, Any]:
+    def observe(self, observers: list[str]) -> dict[str, Any]:
         world = self.world_env.world
         views = observe_all(world, self.plan, seed=self.world_env.seed_value, observers=observers)
         live = set(observers)

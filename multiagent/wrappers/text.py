@@ -11,12 +11,12 @@ from typing import Any
 
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
-from pettingzoo.utils import BaseParallelWrapper
 
 from multiagent.dto import AgentObservationDTO, GlobalObservationDTO, ObservationEnvelope
 from multiagent.observability import GLOBAL_TARGET, ObservabilityPlan, observe_all
 from multiagent.spaces import CHARSET
 from multiagent.world_state import WorldState
+from multiagent.wrappers.world_view import WorldViewWrapper
 
 __all__ = ["TextObservationWrapper", "observation_envelope"]
 
@@ -50,7 +50,7 @@ def observation_envelope(
     )
 
 
-class TextObservationWrapper(BaseParallelWrapper):
+class TextObservationWrapper(WorldViewWrapper):
     """Each agent's observation becomes its ``ObservationEnvelope`` as text or JSON.
 
     Uses the config's observability (filter and noise) unless ``full=True``. Spaces are
@@ -69,30 +69,18 @@ class TextObservationWrapper(BaseParallelWrapper):
             raise ValueError(f"format must be 'text' or 'json', got {format!r}")
         super().__init__(env)
         self.format = format
-        self.world_env = env.unwrapped
         self.plan = ObservabilityPlan(self.world_env.config, full=full)
         self._space = spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET)
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self._space
 
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        _, infos = self.env.reset(seed=seed, options=options)
-        return self._observations(list(self.env.agents)), infos
-
-    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        acting = list(self.env.agents)
-        _, rewards, terminations, truncations, infos = self.env.step(actions)
-        return self._observations(acting), rewards, terminations, truncations, infos
-
     def envelopes(self, observers: list[str]) -> dict[str, ObservationEnvelope]:
         world = self.world_env.world
         views = observe_all(world, self.plan, seed=self.world_env.seed_value, observers=observers)
         return {a: observation_envelope(a, views[a], self.plan) for a in observers}
 
-    def _observations(self, observers: list[str]) -> dict[str, str]:
+    def observe(self, observers: list[str]) -> dict[str, Any]:
         envelopes = self.envelopes(observers)
         render = (lambda e: e.to_json()) if self.format == "json" else (lambda e: e.to_text())
         return {agent: render(envelope) for agent, envelope in envelopes.items()}
