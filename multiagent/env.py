@@ -214,6 +214,8 @@ class WorldEnv(ParallelEnv):
         self, actions: Mapping[str, Any]
     ) -> tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, dict]]:
         world = self._require_world()
+        if not self.agents:  # the episode is over: PettingZoo's convention is an empty step
+            return {}, {}, {}, {}, {}
         errors: dict[str, str] = {}
         valid: dict[str, dict[str, Any]] = {}
         for agent in self.agents:
@@ -248,12 +250,9 @@ class WorldEnv(ParallelEnv):
             return {}
         if action is None:
             raise ValueError(f"{path}: no action given")
-        space = self._action_spaces[agent]
-        try:
-            if space.contains(action):
-                action = from_space_value(self.action_definition, action)
-        except (TypeError, ValueError, KeyError, IndexError):
-            pass  # not a space element: validate it as plain values
+        element = _as_element(self._action_spaces[agent], action)
+        if element is not None:
+            action = from_space_value(self.action_definition, element)
         try:
             return validate_value(self.action_definition, action, path)
         except StateValidationError as error:
@@ -376,6 +375,31 @@ class WorldEnv(ParallelEnv):
         from multiagent.checkpoints import load_checkpoint
 
         return self.restore(load_checkpoint(path, config=self.config))
+
+
+def _as_element(space: spaces.Space[Any], action: Any) -> Any:
+    """``action`` as an element of a Dict action space (Box fields may be given as plain
+    numbers), or None when it is not one: then it is read as plain values."""
+    if not isinstance(space, spaces.Dict) or not isinstance(action, Mapping):
+        return None
+    if set(action) != set(space.spaces):
+        return None
+    element = {}
+    for name, field_space in space.spaces.items():
+        value = action[name]
+        if isinstance(field_space, spaces.Box):
+            if isinstance(value, (str, bool)):
+                return None
+            try:
+                value = np.asarray(value, dtype=field_space.dtype).reshape(field_space.shape)
+            except (TypeError, ValueError):
+                return None
+        elif isinstance(field_space, spaces.Discrete) and (
+            isinstance(value, bool) or not isinstance(value, (int, np.integer))
+        ):
+            return None
+        element[name] = value
+    return element if space.contains(element) else None
 
 
 def _short(value: Any, width: int = 60) -> str:

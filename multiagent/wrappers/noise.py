@@ -54,8 +54,13 @@ def noisy_element(
         other = int(rng.integers(space.n - 1))
         return int(space.start + (other if other < element - space.start else other + 1))
     if isinstance(space, spaces.MultiDiscrete):
-        replace = rng.random(space.shape) < noise
-        return np.where(replace, rng.integers(0, space.nvec), element).astype(space.dtype)
+        # Another value of each entry, uniformly: shift its index by 1..n-1 (mod n).
+        index = np.asarray(element) - space.start
+        shift = 1 + rng.integers(0, np.maximum(space.nvec - 1, 1))
+        replace = (rng.random(space.shape) < noise) & (space.nvec > 1)
+        return (space.start + np.where(replace, (index + shift) % space.nvec, index)).astype(
+            space.dtype
+        )
     if isinstance(space, spaces.Box):
         return _noisy_box(space, np.asarray(element), noise, rng, distribution)
     return element
