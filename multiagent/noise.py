@@ -126,9 +126,11 @@ def _rebuild(defn: VariableDefinition, value: Any, noisy: dict[int, Iterator[Any
         return value
     if kind in _KIND_OF:
         return next(noisy[_KIND_OF[kind]])
-    if defn.schema_ is not None:
+    if defn.schema_ is not None:  # fields left out (null default) stay left out
         return {
-            name: _rebuild(child, value.get(name), noisy) for name, child in defn.schema_.items()
+            name: _rebuild(child, value[name], noisy)
+            for name, child in defn.schema_.items()
+            if name in value
         }
     if kind == "dict":
         return {key: _rebuild(defn.value_type, item, noisy) for key, item in value.items()}  # type: ignore[arg-type]
@@ -211,12 +213,13 @@ class _Layout:
     leaves: _Leaves  # the scalar leaves' kinds, bounds, categories and path hashes
 
 
-_LAYOUTS: dict[tuple[int, tuple[str, ...]], _Layout] = {}
+LayoutCache = dict[tuple[bool, tuple[str, ...]], _Layout]
 
 
-def _layout(definitions: dict[str, VariableDefinition], names: tuple[str, ...]) -> _Layout:
-    key = (id(definitions), names)
-    if key not in _LAYOUTS:
+def _layout(
+    definitions: dict[str, VariableDefinition], names: tuple[str, ...], key: tuple, cache: dict
+) -> _Layout:
+    if key not in cache:
         by_kind: dict[int, list[str]] = {kind: [] for kind in _KINDS}
         passthrough, containers = [], []
         for name in names:
@@ -232,8 +235,8 @@ def _layout(definitions: dict[str, VariableDefinition], names: tuple[str, ...]) 
             sample = (defn.values or [""])[0] if defn.type == "categorical" else 0.0
             leaves.add_many(defn, [sample], [_path_hash(name)])
         n_plain = len(scalar_names) - len(by_kind[_CATEGORY])
-        _LAYOUTS[key] = _Layout(names, scalar_names, n_plain, passthrough, containers, leaves)
-    return _LAYOUTS[key]
+        cache[key] = _Layout(names, scalar_names, n_plain, passthrough, containers, leaves)
+    return cache[key]
 
 
 class NoisyTarget:
@@ -241,9 +244,10 @@ class NoisyTarget:
 
     Args:
         variables: the target's values by variable name (only the visible ones are read).
-        definitions: the definitions of all the target's variables (kept alive by the caller:
-            the static layout is cached by its identity).
+        definitions: the definitions of all the target's variables.
         names: the visible variable names.
+        cache: where the turn-independent layout is kept between turns (one per plan: its
+            keys assume the same definitions), keyed by ``cache_key``.
     """
 
     def __init__(
@@ -251,9 +255,13 @@ class NoisyTarget:
         variables: dict[str, Any],
         definitions: dict[str, VariableDefinition],
         names: Sequence[str],
+        cache: dict | None = None,
+        cache_key: tuple = (),
     ) -> None:
         self.variables, self.definitions = variables, definitions
-        self.layout = layout = _layout(definitions, tuple(names))
+        names = tuple(names)
+        cache = {} if cache is None else cache
+        self.layout = layout = _layout(definitions, names, (*cache_key, names), cache)
         static = layout.leaves
         scalar_values = [variables[name] for name in layout.scalar_names]
         plain, labels = scalar_values[: layout.n_plain], scalar_values[layout.n_plain :]

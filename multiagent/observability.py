@@ -18,11 +18,13 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
 from multiagent.config import GLOBAL_TARGET, ObservabilityLevel, SimulationConfig
 from multiagent.noise import NoisyTarget, draw_noise, pair_keys, stable_hash
+from multiagent.variables import VariableDefinition
 from multiagent.world_state import WorldState
 
 __all__ = [
@@ -60,6 +62,7 @@ class ObservabilityPlan:
         self.enabled = not full and section is not None and section.enabled
         self.gaussian = bool(section and section.distribution == "gaussian")
         self.agent_names = config.agent_names
+        self.layouts: dict = {}  # NoisyTarget layouts of this plan's definitions, across turns
         variables = config.state_variables
         internal = set(section.variable_visibility.internal) if section else set()
         self._visible = {
@@ -119,6 +122,43 @@ def _name_hash(name: str) -> int:
     return value
 
 
+def copy_value(defn: VariableDefinition, value: Any) -> Any:
+    """A copy sharing nothing mutable with ``value`` (tuples and scalars are immutable, so only
+    dicts and lists are rebuilt; far cheaper than ``copy.deepcopy``)."""
+    if value is None or defn.type in ("float", "int", "bool", "categorical", "str"):
+        return value
+    if defn.schema_ is not None:
+        return {k: copy_value(defn.schema_[k], v) for k, v in value.items()}
+    if defn.type == "dict":
+        child = defn.value_type
+        if child is not None and child.type in ("float", "int", "bool", "categorical", "str"):
+            return dict(value)
+        return {k: copy_value(child, v) for k, v in value.items()}  # type: ignore[arg-type]
+    if defn.type == "list":
+        child = defn.item_type
+        if child is not None and (child.type in ("float", "int", "bool", "categorical", "str")
+                                  or _immutable(child)):  # fmt: skip
+            return list(value)
+        return [copy_value(child, v) for v in value]  # type: ignore[arg-type]
+    if _immutable(defn):
+        return value
+    return tuple(copy_value(c, v) for c, v in zip(defn.item_types or [], value, strict=True))
+
+
+def _immutable(defn: VariableDefinition) -> bool:
+    """A tuple of scalars or of such tuples: nothing in it can be mutated."""
+    return defn.type == "tuple" and all(
+        child.type in ("float", "int", "bool", "categorical", "str") or _immutable(child)
+        for child in defn.item_types or []
+    )
+
+
+def copy_values(
+    definitions: dict[str, VariableDefinition], values: dict[str, Any], names: Sequence[str]
+) -> dict[str, Any]:
+    return {name: copy_value(definitions[name], values[name]) for name in names}
+
+
 def observe_all(
     state: WorldState,
     plan: ObservabilityPlan,
@@ -146,10 +186,14 @@ def observe_all(
         noisy = [(o, n) for o, n in members if n > 0]
         named = {} if is_global else {"name": target}
         if exact:
-            copies = {name: values[name] for name in names} | named
-            views.update(((observer, target), dict(copies)) for observer, _ in exact)
+            views.update(
+                ((observer, target), {**copy_values(definitions, values, names), **named})
+                for observer, _ in exact
+            )
         if noisy:
-            noisy_targets.append(NoisyTarget(values, definitions, names))
+            noisy_targets.append(
+                NoisyTarget(values, definitions, names, plan.layouts, cache_key=(is_global,))
+            )
             noisy_members.append((target, noisy, named))
             keys.append(pair_keys(
                 seed & 0xFFFFFFFFFFFFFFFF, turn,
