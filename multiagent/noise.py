@@ -23,6 +23,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -63,11 +65,11 @@ def _uniform(bits: np.ndarray) -> np.ndarray:
     return (bits >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
 
 
-def pair_keys(seed: int, turn: int, observers: np.ndarray, target: np.uint64) -> np.ndarray:
-    """One 64-bit key per observer of ``target`` at ``turn`` (names given as stable hashes)."""
+def pair_keys(seed: int, turn: int, observers: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """One 64-bit key per (observer, target) pair at ``turn`` (names given as stable hashes)."""
     mixed_turn = (seed ^ (turn * 0x9E3779B97F4A7C15)) & 0xFFFFFFFFFFFFFFFF
     base = _splitmix64(np.asarray([mixed_turn], dtype=np.uint64))
-    return _splitmix64(_splitmix64(base ^ observers) ^ target)
+    return _splitmix64(_splitmix64(base ^ observers) ^ targets)
 
 
 @dataclass
@@ -148,8 +150,8 @@ def _scalar_kind(defn: VariableDefinition | None) -> int | None:
 
 @dataclass
 class _Container:
-    """One container variable's leaves this turn: a uniform ``form`` rebuilt from a slice of
-    its kind's values (``start``..``stop``), or "walk" for the generic per-leaf rebuild."""
+    """One container variable this turn: its leaves are columns ``start``..``stop`` of the leaf
+    order; a uniform ``form`` is rebuilt from those columns at once, "walk" leaf by leaf."""
 
     name: str
     form: str  # "dict" | "list" | "tuple" | "rows" | "walk"
@@ -158,47 +160,71 @@ class _Container:
     width: int = 0
     start: int = 0
     stop: int = 0
-    counts: dict[int, int] = field(default_factory=dict)  # leaves per kind ("walk")
-    offsets: dict[int, int] = field(default_factory=dict)  # where its leaves start ("walk")
+    categories: Sequence[str] = ()  # the values of a uniform categorical container
 
 
-def _add_container(name: str, defn: VariableDefinition, value: Any, leaves: _Leaves) -> _Container:
-    """Flatten one container into ``leaves`` (in bulk when uniform) and say how to rebuild it."""
-    if defn.schema_ is None:
-        if defn.type == "dict" and _scalar_kind(defn.value_type) is not None:
-            keys = tuple(value)
-            paths = [_path_hash(f"{name}[{key}]") for key in keys]
-            leaves.add_many(defn.value_type, list(value.values()), paths)  # type: ignore[arg-type]
-            return _Container(name, "dict", _KIND_OF[defn.value_type.type], keys=keys)  # type: ignore[union-attr]
-        if defn.type == "list" and _scalar_kind(defn.item_type) is not None:
-            paths = [_path_hash(f"{name}[{i}]") for i in range(len(value))]
-            leaves.add_many(defn.item_type, list(value), paths)  # type: ignore[arg-type]
-            return _Container(name, "list", _KIND_OF[defn.item_type.type])  # type: ignore[union-attr]
-        items = defn.item_types or []
-        if (
-            defn.type == "tuple"
-            and _scalar_kind(items[0]) is not None
-            and all(c == items[0] for c in items)
-        ):
-            paths = [_path_hash(f"{name}[{i}]") for i in range(len(items))]
-            leaves.add_many(items[0], list(value), paths)
-            return _Container(name, "tuple", _KIND_OF[items[0].type])
-        row = defn.item_type
-        if defn.type == "list" and row is not None and row.type == "tuple" and row.item_types:
-            first = row.item_types[0]
-            if _scalar_kind(first) is not None and all(c == first for c in row.item_types):
-                width = len(row.item_types)
-                paths = [
-                    _path_hash(f"{name}[{i}][{j}]") for i in range(len(value)) for j in range(width)
-                ]
-                leaves.add_many(first, [x for item in value for x in item], paths)
-                return _Container(name, "rows", _KIND_OF[first.type], width=width)
-    before = len(leaves.kinds)
+def _add_container(
+    name: str,
+    defn: VariableDefinition,
+    value: Any,
+    leaves: _Leaves,
+    uniform: tuple[str, VariableDefinition, int] | None,
+    paths_cache: dict[tuple[Any, ...], list[int]],
+    offset: int,
+) -> _Container:
+    """Flatten one container into ``leaves`` (in bulk when ``uniform``, see ``_uniform_leaf``)
+    and say how to rebuild it. Path hashes of uniform containers are cached by their shape;
+    ``offset`` is the column of ``leaves``' first leaf in the target's leaf order."""
+    start = offset + len(leaves.values)
+    if uniform is not None:
+        form, leaf, width = uniform
+        keys: tuple[Any, ...] = tuple(value) if form == "dict" else ()
+        shape = (name, form, keys or len(value))
+        paths = paths_cache.get(shape)
+        if paths is None:
+            if form == "dict":
+                names = [f"{name}[{key}]" for key in keys]
+            elif form == "rows":
+                names = [f"{name}[{i}][{j}]" for i in range(len(value)) for j in range(width)]
+            else:
+                names = [f"{name}[{i}]" for i in range(len(value))]
+            paths = paths_cache[shape] = [_path_hash(path) for path in names]
+        if form == "dict":
+            items = list(value.values())
+        elif form == "rows":
+            items = [x for item in value for x in item]
+        else:
+            items = list(value)
+        leaves.add_many(leaf, items, paths)
+        stop = offset + len(leaves.values)
+        return _Container(name, form, _KIND_OF[leaf.type], keys, width, start, stop,
+                          leaf.values or ())  # fmt: skip
     _collect(defn, value, name, leaves)
-    counts = {kind: 0 for kind in _KINDS}
-    for kind in leaves.kinds[before:]:
-        counts[kind] += 1
-    return _Container(name, "walk", counts=counts)
+    return _Container(name, "walk", start=start, stop=offset + len(leaves.values))
+
+
+def _uniform_leaf(defn: VariableDefinition) -> tuple[str, VariableDefinition, int] | None:
+    """(form, the one leaf definition, row width) when every leaf of ``defn`` shares a definition:
+    a dict or list of scalars, a tuple of equal scalars, or a list of such tuples."""
+    if defn.schema_ is not None:
+        return None
+    if defn.type == "dict" and _scalar_kind(defn.value_type) is not None:
+        return "dict", defn.value_type, 0  # type: ignore[return-value]
+    if defn.type == "list" and _scalar_kind(defn.item_type) is not None:
+        return "list", defn.item_type, 0  # type: ignore[return-value]
+    items = defn.item_types or []
+    if (
+        defn.type == "tuple"
+        and _scalar_kind(items[0]) is not None
+        and all(c == items[0] for c in items)
+    ):
+        return "tuple", items[0], 0
+    row = defn.item_type
+    if defn.type == "list" and row is not None and row.type == "tuple" and row.item_types:
+        first = row.item_types[0]
+        if _scalar_kind(first) is not None and all(c == first for c in row.item_types):
+            return "rows", first, len(row.item_types)
+    return None
 
 
 @dataclass
@@ -210,7 +236,15 @@ class _Layout:
     n_plain: int  # how many of them are not categorical
     passthrough: list[str]  # str variables: never noised
     containers: list[str]
+    uniform: dict[str, tuple[str, VariableDefinition, int] | None]  # per container
+    paths: dict[tuple[Any, ...], list[int]]  # container path hashes by (name, form, keys or size)
     leaves: _Leaves  # the scalar leaves' kinds, bounds, categories and path hashes
+    kind_counts: tuple[int, int, int, int]  # scalar leaves per kind, in kind order
+
+    @cached_property
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The scalar leaves' facts as arrays (``draw_noise`` joins them every turn)."""
+        return {name: np.asarray(_fact(self.leaves, name), dtype=dtype) for name, dtype in _FACTS}
 
 
 LayoutCache = dict[tuple[bool, tuple[str, ...]], _Layout]
@@ -235,7 +269,19 @@ def _layout(
             sample = (defn.values or [""])[0] if defn.type == "categorical" else 0.0
             leaves.add_many(defn, [sample], [_path_hash(name)])
         n_plain = len(scalar_names) - len(by_kind[_CATEGORY])
-        cache[key] = _Layout(names, scalar_names, n_plain, passthrough, containers, leaves)
+        counts = tuple(len(by_kind[kind]) for kind in _KINDS)
+        uniform = {name: _uniform_leaf(definitions[name]) for name in containers}
+        cache[key] = _Layout(
+            names=names,
+            scalar_names=scalar_names,
+            n_plain=n_plain,
+            passthrough=passthrough,
+            containers=containers,
+            uniform=uniform,
+            paths={},
+            leaves=leaves,
+            kind_counts=counts,  # type: ignore[arg-type]
+        )
     return cache[key]
 
 
@@ -262,102 +308,124 @@ class NoisyTarget:
         names = tuple(names)
         cache = {} if cache is None else cache
         self.layout = layout = _layout(definitions, names, (*cache_key, names), cache)
-        static = layout.leaves
         scalar_values = [variables[name] for name in layout.scalar_names]
         plain, labels = scalar_values[: layout.n_plain], scalar_values[layout.n_plain :]
-        categories = static.categories[layout.n_plain :]
-        self.leaves = _Leaves(
-            [float(v) for v in plain]
-            + [float(c.index(v)) for c, v in zip(categories, labels, strict=True)],
-            list(static.kinds), list(static.low), list(static.high),
-            list(static.categories), list(static.paths),
-        )  # fmt: skip
-        self.n_scalar = len(static.kinds)
-        self.containers: list[_Container] = []
+        categories = layout.leaves.categories[layout.n_plain :]
+        # Scalar leaves: this turn's values; their kinds, bounds and paths are the layout's.
+        self.scalar_values = [float(v) for v in plain] + [
+            float(c.index(v)) for c, v in zip(categories, labels, strict=True)
+        ]
+        self.n_scalar = len(self.scalar_values)
+        # Container leaves follow the scalar ones; their column indices count from n_scalar.
+        self.extra = _Leaves()
         self.none_containers = [name for name in layout.containers if variables[name] is None]
-        offsets = dict.fromkeys(_KINDS, 0)
-        for name in layout.containers:
-            if variables[name] is None:
-                continue
-            before = len(self.leaves.kinds)
-            container = _add_container(name, definitions[name], variables[name], self.leaves)
-            if container.form == "walk":
-                container.offsets = dict(offsets)
-                for kind, count in container.counts.items():
-                    offsets[kind] += count
-            else:
-                count = len(self.leaves.kinds) - before
-                container.start, container.stop = (
-                    offsets[container.kind],
-                    offsets[container.kind] + count,
-                )
-                offsets[container.kind] += count
-            self.containers.append(container)
+        self.containers = [
+            _add_container(
+                name,
+                definitions[name],
+                variables[name],
+                self.extra,
+                layout.uniform[name],
+                layout.paths,
+                self.n_scalar,
+            )
+            for name in layout.containers
+            if variables[name] is not None
+        ]
+
+    @property
+    def n_leaves(self) -> int:
+        return self.n_scalar + len(self.extra.values)
 
     def assemble(
         self, result: np.ndarray, extra: dict[str, Any] | None = None
     ) -> list[dict[str, Any]]:
-        """One observed copy per row of ``result`` (noisy leaves in leaf order), plus ``extra``."""
-        layout, leaves, n_scalar = self.layout, self.leaves, self.n_scalar
-        kinds = np.asarray(leaves.kinds, dtype=np.int8)
-        floats, ints, bools, category_indices = _typed(result[:, :n_scalar], kinds[:n_scalar])
-        plain_names = layout.scalar_names[: layout.n_plain]
-        category_names = layout.scalar_names[layout.n_plain :]
-        categories = leaves.categories[layout.n_plain : n_scalar]
+        """One observed copy per row of ``result`` (noisy leaves in leaf order), plus ``extra``.
+
+        Each copy is one ``dict(zip(names, values))``: the values of a row are its scalars (by
+        kind), its categories, its containers (rebuilt column-wise) and the fixed values.
+        """
+        layout = self.layout
+        floats, ints, bools, category_indices = _typed_ranges(result, layout.kind_counts)
+        categories = layout.leaves.categories[layout.n_plain :]
+        if categories:
+            labels = [list(map(list.__getitem__, categories, row)) for row in category_indices]
+        else:
+            labels = category_indices  # empty rows
         fixed = {name: self.variables[name] for name in layout.passthrough}
         fixed.update(dict.fromkeys(self.none_containers))
         fixed.update(extra or {})
-        observed = []
-        for f, i, b, c in zip(floats, ints, bools, category_indices, strict=True):
-            seen = dict(zip(plain_names, f + i + b, strict=True))
-            if categories:
-                seen.update(zip(category_names, map(list.__getitem__, categories, c), strict=True))
-            seen.update(fixed)
-            observed.append(seen)
+        names = [
+            *layout.scalar_names,
+            *(container.name for container in self.containers),
+            *fixed,
+        ]
+        fixed_values = list(fixed.values())
         if self.containers:
-            self._add_containers(observed, result[:, n_scalar:], kinds[n_scalar:])
-        return observed
-
-    def _add_containers(
-        self, observed: list[dict[str, Any]], result: np.ndarray, kinds: np.ndarray
-    ) -> None:
-        """Rebuild each container for all rows at once (a comprehension per container)."""
-        by_kind = _typed(result, kinds)
-        categories = [c for c, k in zip(self.leaves.categories[self.n_scalar :],
-                                        self.leaves.kinds[self.n_scalar :], strict=True)
-                      if k == _CATEGORY]  # fmt: skip
-        if categories:
-            by_kind[_CATEGORY] = [
-                list(map(list.__getitem__, categories, row)) for row in by_kind[_CATEGORY]
+            columns = [
+                self._column(container, result[:, container.start : container.stop])
+                for container in self.containers
             ]
-        for container in self.containers:
-            name = container.name
-            if container.form == "walk":
-                definition, value = self.definitions[name], self.variables[name]
-                offsets = container.offsets
-                rows = zip(*by_kind, strict=True)
-                column = [
-                    _rebuild(definition, value, {k: iter(row[k][offsets[k] :]) for k in _KINDS})
-                    for row in rows
-                ]
-            else:
-                a, b = container.start, container.stop
-                chunks = [row[a:b] for row in by_kind[container.kind]]
-                if container.form == "dict":
-                    keys = container.keys
-                    column = [dict(zip(keys, chunk, strict=True)) for chunk in chunks]
-                elif container.form == "list":
-                    column = chunks
-                elif container.form == "tuple":
-                    column = [tuple(chunk) for chunk in chunks]
-                else:
-                    w = container.width
-                    column = [
-                        [tuple(chunk[j : j + w]) for j in range(0, len(chunk), w)]
-                        for chunk in chunks
-                    ]
-            for seen, value in zip(observed, column, strict=True):
-                seen[name] = value
+            return [
+                dict(zip(names, chain(f, i, b, c, k, fixed_values), strict=True))
+                for f, i, b, c, k in zip(
+                    floats, ints, bools, labels, zip(*columns, strict=True), strict=True
+                )
+            ]
+        return [
+            dict(zip(names, chain(f, i, b, c, fixed_values), strict=True))
+            for f, i, b, c in zip(floats, ints, bools, labels, strict=True)
+        ]
+
+    def _column(self, container: _Container, block: np.ndarray) -> list[Any]:
+        """One container rebuilt for every observer from its columns of noisy leaves."""
+        if container.form == "walk":
+            definition, value = self.definitions[container.name], self.variables[container.name]
+            first, last = container.start - self.n_scalar, container.stop - self.n_scalar
+            kinds = np.asarray(self.extra.kinds[first:last], dtype=np.int8)
+            by_kind = _typed(block, kinds)
+            labels = [c for c, k in zip(self.extra.categories[first:last], kinds.tolist(),
+                                        strict=True) if k == _CATEGORY]  # fmt: skip
+            by_kind[_CATEGORY] = [
+                list(map(list.__getitem__, labels, r)) for r in by_kind[_CATEGORY]
+            ]
+            return [
+                _rebuild(definition, value, {k: iter(row[k]) for k in _KINDS})
+                for row in zip(*by_kind, strict=True)
+            ]
+        rows = _converted(block, container.kind)
+        if container.kind == _CATEGORY:
+            labels = container.categories
+            rows = [[labels[i] for i in row] for row in rows]
+        if container.form == "dict":
+            keys = container.keys
+            return [dict(zip(keys, row, strict=True)) for row in rows]
+        if container.form == "list":
+            return rows
+        if container.form == "tuple":
+            return [tuple(row) for row in rows]
+        w = container.width
+        return [list(zip(*(row[i::w] for i in range(w)), strict=True)) for row in rows]
+
+
+def _converted(block: np.ndarray, kind: int) -> list[list[Any]]:
+    """Rows of one kind's noisy values as Python values of that kind."""
+    if kind == _FLOAT:
+        return block.tolist()
+    if kind == _BOOL:
+        return (block >= 0.5).tolist()
+    return block.astype(np.int64).tolist()
+
+
+def _typed_ranges(matrix: np.ndarray, counts: tuple[int, int, int, int]) -> list[list[list[Any]]]:
+    """``_typed`` for the scalar leaves, which come first and grouped by kind: column ranges."""
+    f, i, b, c = counts
+    return [
+        matrix[:, :f].tolist(),
+        matrix[:, f : f + i].astype(np.int64).tolist(),
+        (matrix[:, f + i : f + i + b] >= 0.5).tolist(),
+        matrix[:, f + i + b : f + i + b + c].astype(np.int64).tolist(),
+    ]
 
 
 def _typed(matrix: np.ndarray, kinds: np.ndarray) -> list[list[list[Any]]]:
@@ -373,18 +441,20 @@ def _typed(matrix: np.ndarray, kinds: np.ndarray) -> list[list[list[Any]]]:
 
 def draw_noise(
     targets: Sequence[NoisyTarget],
-    keys: Sequence[np.ndarray],
-    noise: Sequence[np.ndarray],
+    keys: np.ndarray,
+    noise: np.ndarray,
+    observer_counts: Sequence[int],
     *,
     gaussian: bool = False,
 ) -> list[np.ndarray]:
     """Noisy leaf values for every (observer, leaf) of every target, in one vectorised pass.
 
-    ``keys[g]`` and ``noise[g]`` hold one entry per observer of ``targets[g]``; the result for
-    target g has one row per observer and one column per leaf.
+    ``keys`` and ``noise`` hold one entry per (target, observer), targets in order, with
+    ``observer_counts[g]`` observers for ``targets[g]``; the result for target g has one row per
+    observer and one column per leaf.
     """
-    leaf_counts = np.asarray([len(t.leaves.values) for t in targets], dtype=np.int64)
-    observer_counts = np.asarray([len(k) for k in keys], dtype=np.int64)
+    leaf_counts = np.asarray([t.n_leaves for t in targets], dtype=np.int64)
+    observer_counts = np.asarray(observer_counts, dtype=np.int64)
     pair_counts = leaf_counts * observer_counts
     group = np.repeat(np.arange(len(targets)), pair_counts)
     first_pair = np.cumsum(pair_counts) - pair_counts
@@ -393,10 +463,10 @@ def draw_noise(
     leaf = (np.cumsum(leaf_counts) - leaf_counts)[group] + position % per_row
     observer = (np.cumsum(observer_counts) - observer_counts)[group] + position // per_row
     flat = _noisy(
-        _joined([t.leaves for t in targets]),
+        _joined(targets),
         leaf,
-        np.concatenate(keys)[observer],
-        np.concatenate(noise)[observer],
+        keys[observer],
+        noise[observer],
         gaussian,
     )
     parts = np.split(flat, np.cumsum(pair_counts)[:-1])
@@ -406,20 +476,35 @@ def draw_noise(
     ]
 
 
-def _joined(all_leaves: Sequence[_Leaves]) -> dict[str, np.ndarray]:
-    def joined(name: str, dtype: Any) -> np.ndarray:
-        return np.asarray([x for leaves in all_leaves for x in getattr(leaves, name)], dtype=dtype)
+def _joined(targets: Sequence[NoisyTarget]) -> dict[str, np.ndarray]:
+    """Every target's leaf facts end to end: each target's scalars (static arrays of its layout)
+    then its containers' leaves."""
+    values = [x for t in targets for x in chain(t.scalar_values, t.extra.values)]
+    joined = {"values": np.asarray(values, dtype=np.float64)}
+    for name, dtype in _FACTS:
+        joined[name] = np.concatenate(
+            [
+                part
+                for t in targets
+                for part in (t.layout.arrays[name], np.asarray(_fact(t.extra, name), dtype=dtype))
+            ]
+        )
+    return joined
 
-    return {
-        "values": joined("values", np.float64),
-        "kinds": joined("kinds", np.int8),
-        "low": joined("low", np.float64),
-        "high": joined("high", np.float64),
-        "paths": joined("paths", np.uint64),
-        "n_categories": np.asarray(
-            [len(c) or 1 for leaves in all_leaves for c in leaves.categories], dtype=np.float64
-        ),
-    }
+
+_FACTS = (
+    ("kinds", np.int8),
+    ("low", np.float64),
+    ("high", np.float64),
+    ("paths", np.uint64),
+    ("n_categories", np.float64),
+)
+
+
+def _fact(leaves: _Leaves, name: str) -> list[Any]:
+    if name == "n_categories":
+        return [len(c) or 1 for c in leaves.categories]
+    return getattr(leaves, name)
 
 
 def _noisy(
@@ -429,21 +514,31 @@ def _noisy(
     level: np.ndarray,
     gaussian: bool,
 ) -> np.ndarray:
+    """The noisy value of every (observer, leaf) pair; each kind's rule runs on its own pairs."""
     values, kinds = leaves["values"][leaf], leaves["kinds"][leaf]
-    n_categories = leaves["n_categories"][leaf]
     bits = _splitmix64(keys ^ leaves["paths"][leaf])
-    first, second = _uniform(bits), _uniform(_splitmix64(bits))
+    first = _uniform(bits)
+    numeric = kinds <= _INT
     if gaussian:
-        radius = np.sqrt(-2.0 * np.log1p(-first))
-        factor = 1.0 + level * radius * np.cos(2.0 * np.pi * second)
+        # Box-Muller needs a second uniform for every numeric pair.
+        second = _uniform(_splitmix64(bits[numeric]))
+        radius = np.sqrt(-2.0 * np.log1p(-first[numeric]))
+        error = radius * np.cos(2.0 * np.pi * second)
     else:
-        factor = 1.0 + level * (2.0 * first - 1.0)
-    scaled = values * factor
-    scaled = np.where(kinds == _INT, np.rint(scaled), scaled)
-    scaled = np.clip(scaled, leaves["low"][leaf], leaves["high"][leaf])
+        error = 2.0 * first[numeric] - 1.0
+    result = values.copy()
+    scaled = values[numeric] * (1.0 + level[numeric] * error)
+    integer = kinds[numeric] == _INT
+    scaled[integer] = np.rint(scaled[integer])
+    numeric_leaf = leaf[numeric]
+    result[numeric] = np.clip(scaled, leaves["low"][numeric_leaf], leaves["high"][numeric_leaf])
     flip = first < level
-    # Another category, uniformly: shift the index by 1..n-1 places.
-    shift = 1.0 + np.floor(second * np.maximum(n_categories - 1.0, 1.0))
-    category = np.where(flip, (values + shift) % n_categories, values)
-    boolean = np.where(flip, 1.0 - values, values)
-    return np.where(kinds == _BOOL, boolean, np.where(kinds == _CATEGORY, category, scaled))
+    boolean = (kinds == _BOOL) & flip
+    result[boolean] = 1.0 - values[boolean]
+    category = (kinds == _CATEGORY) & flip
+    if category.any():
+        # Another category, uniformly: shift the index by 1..n-1 places.
+        count = leaves["n_categories"][leaf[category]]
+        shift = 1.0 + np.floor(_uniform(_splitmix64(bits[category])) * np.maximum(count - 1, 1))
+        result[category] = (values[category] + shift) % count
+    return result

@@ -63,6 +63,8 @@ class ObservabilityPlan:
         self.gaussian = bool(section and section.distribution == "gaussian")
         self.agent_names = config.agent_names
         self.layouts: dict = {}  # NoisyTarget layouts of this plan's definitions, across turns
+        self._mutable: dict[tuple[bool, tuple[str, ...]], list[str]] = {}
+        self._schedules: dict[tuple[str, ...], _Schedule] = {}
         variables = config.state_variables
         internal = set(section.variable_visibility.internal) if section else set()
         self._visible = {
@@ -103,6 +105,24 @@ class ObservabilityPlan:
     def _matrix(self) -> dict:
         section = self.config.observability
         return {(e.observer, e.target): e for e in section.matrix} if section else {}
+
+    def schedule(self, observers: tuple[str, ...]) -> _Schedule:
+        """The static part of observing for these observers (cached: live sets change rarely)."""
+        if observers not in self._schedules:
+            unknown = [o for o in observers if o not in self.views]
+            if unknown:
+                raise ValueError(f"unknown observer(s) {unknown}; agents are {self.agent_names}")
+            self._schedules[observers] = _schedule(self, observers)
+        return self._schedules[observers]
+
+    def mutable_variables(self, is_global: bool, names: tuple[str, ...]) -> list[str]:
+        """Of ``names``, the variables whose values can hold dicts or lists (copied per view)."""
+        key = (is_global, names)
+        if key not in self._mutable:
+            variables = self.config.state_variables
+            definitions = variables.global_vars if is_global else variables.agent_vars
+            self._mutable[key] = [n for n in names if _mutable(definitions[n])]
+        return self._mutable[key]
 
     def view(self, observer: str, target: str) -> View | None:
         """The observer's view of ``target`` (an agent or "global"), None when unaware."""
@@ -153,10 +173,82 @@ def _immutable(defn: VariableDefinition) -> bool:
     )
 
 
+def _mutable(defn: VariableDefinition) -> bool:
+    return defn.type in ("dict", "list", "object") or (
+        defn.type == "tuple" and not _immutable(defn)
+    )
+
+
 def copy_values(
-    definitions: dict[str, VariableDefinition], values: dict[str, Any], names: Sequence[str]
+    definitions: dict[str, VariableDefinition],
+    values: dict[str, Any],
+    names: Sequence[str],
+    mutable: Sequence[str],
 ) -> dict[str, Any]:
-    return {name: copy_value(definitions[name], values[name]) for name in names}
+    """The named values, copying only ``mutable`` ones (those that can hold dicts or lists)."""
+    copied = {name: values[name] for name in names}
+    for name in mutable:
+        copied[name] = copy_value(definitions[name], copied[name])
+    return copied
+
+
+@dataclass(frozen=True)
+class _Group:
+    """One target seen through one set of variables, by its exact and its noisy observers."""
+
+    target: str
+    names: tuple[str, ...]
+    is_global: bool
+    exact: tuple[str, ...]
+    noisy: tuple[str, ...]
+    mutable: tuple[str, ...]  # variables an exact copy must copy (they hold dicts or lists)
+
+
+@dataclass(frozen=True)
+class _Schedule:
+    """What ``observe_all`` does for a set of observers, minus the values: static per plan."""
+
+    groups: tuple[_Group, ...]
+    observers: tuple[str, ...]
+    observer_hashes: np.ndarray  # one per (noisy group, noisy observer), groups in order
+    target_hashes: np.ndarray
+    levels: np.ndarray
+    counts: tuple[int, ...]  # noisy observers per noisy group
+
+
+def _schedule(plan: ObservabilityPlan, observers: tuple[str, ...]) -> _Schedule:
+    members: dict[tuple[str, tuple[str, ...]], list[tuple[str, float]]] = defaultdict(list)
+    for observer in observers:
+        for view in plan.views[observer]:
+            members[(view.target, view.variables)].append((observer, view.noise))
+    order = {name: index for index, name in enumerate([*plan.agent_names, GLOBAL_TARGET])}
+    groups, observer_hashes, target_hashes, levels, counts = [], [], [], [], []
+    for (target, names), seen_by in sorted(members.items(), key=lambda item: order[item[0][0]]):
+        is_global = target == GLOBAL_TARGET
+        noisy = [(observer, noise) for observer, noise in seen_by if noise > 0]
+        groups.append(
+            _Group(
+                target,
+                names,
+                is_global,
+                exact=tuple(observer for observer, noise in seen_by if noise == 0),
+                noisy=tuple(observer for observer, _ in noisy),
+                mutable=tuple(plan.mutable_variables(is_global, names)),
+            )
+        )
+        if noisy:
+            observer_hashes += [_name_hash(observer) for observer, _ in noisy]
+            target_hashes += [_name_hash(target)] * len(noisy)
+            levels += [noise for _, noise in noisy]
+            counts.append(len(noisy))
+    return _Schedule(
+        tuple(groups),
+        observers,
+        np.asarray(observer_hashes, dtype=np.uint64),
+        np.asarray(target_hashes, dtype=np.uint64),
+        np.asarray(levels, dtype=np.float64),
+        tuple(counts),
+    )
 
 
 def observe_all(
@@ -169,60 +261,45 @@ def observe_all(
 ) -> dict[str, WorldState]:
     """Each observer's filtered, noisy view of ``state`` (turn defaults to ``state.turn``)."""
     turn = state.turn if turn is None else turn
-    observers = list(plan.agent_names if observers is None else observers)
+    schedule = plan.schedule(tuple(plan.agent_names if observers is None else observers))
     variables = plan.config.state_variables
-    # Group by (target, visible variables): one walk of the target serves all its observers.
-    groups: dict[tuple[str, tuple[str, ...]], list[tuple[str, float]]] = defaultdict(list)
-    for observer in observers:
-        for view in plan.views[observer]:
-            groups[(view.target, view.variables)].append((observer, view.noise))
-    views: dict[tuple[str, str], dict] = {}
-    noisy_targets, noisy_members, keys, levels = [], [], [], []
-    for (target, names), members in groups.items():
-        is_global = target == GLOBAL_TARGET
-        values = state.global_state if is_global else state.agents[target]
-        definitions = variables.global_vars if is_global else variables.agent_vars
-        exact = [(o, n) for o, n in members if n == 0]
-        noisy = [(o, n) for o, n in members if n > 0]
-        named = {} if is_global else {"name": target}
-        if exact:
-            views.update(
-                ((observer, target), {**copy_values(definitions, values, names), **named})
-                for observer, _ in exact
-            )
-        if noisy:
+    seen: dict[str, dict[str, dict[str, Any]]] = {}
+    noisy_targets, noisy_groups = [], []
+    for group in schedule.groups:
+        target = group.target
+        if group.is_global:
+            values, definitions, named = state.global_state, variables.global_vars, {}
+        else:
+            values, definitions = state.agents[target], variables.agent_vars
+            named = {"name": target}
+        for observer in group.exact:
+            copied = copy_values(definitions, values, group.names, group.mutable)
+            seen.setdefault(observer, {})[target] = {**copied, **named}
+        if group.noisy:
             noisy_targets.append(
-                NoisyTarget(values, definitions, names, plan.layouts, cache_key=(is_global,))
+                NoisyTarget(values, definitions, group.names, plan.layouts, (group.is_global,))
             )
-            noisy_members.append((target, noisy, named))
-            keys.append(pair_keys(
-                seed & 0xFFFFFFFFFFFFFFFF, turn,
-                np.asarray([_name_hash(o) for o, _ in noisy], dtype=np.uint64),
-                np.uint64(_name_hash(target)),
-            ))  # fmt: skip
-            levels.append(np.asarray([n for _, n in noisy], dtype=np.float64))
+            noisy_groups.append((group, named))
     if noisy_targets:
-        drawn = draw_noise(noisy_targets, keys, levels, gaussian=plan.gaussian)
-        for noisy_target, (target, members, named), result in zip(
-            noisy_targets, noisy_members, drawn, strict=True
-        ):
-            observed = noisy_target.assemble(result, named)
-            views.update(
-                ((observer, target), seen)
-                for (observer, _), seen in zip(members, observed, strict=True)
-            )
-    return {
-        observer: WorldState(
-            turn=state.turn,
-            agents={
-                target: views[(observer, target)]
-                for target in plan.agent_names
-                if (observer, target) in views
-            },
-            global_state=views.get((observer, GLOBAL_TARGET), {}),
+        keys = pair_keys(
+            seed & 0xFFFFFFFFFFFFFFFF, turn, schedule.observer_hashes, schedule.target_hashes
         )
-        for observer in observers
-    }
+        drawn = draw_noise(
+            noisy_targets, keys, schedule.levels, schedule.counts, gaussian=plan.gaussian
+        )
+        for noisy_target, (group, named), result in zip(
+            noisy_targets, noisy_groups, drawn, strict=True
+        ):
+            for observer, view in zip(
+                group.noisy, noisy_target.assemble(result, named), strict=True
+            ):
+                seen.setdefault(observer, {})[group.target] = view
+    observed = {}
+    for observer in schedule.observers:
+        views = seen.get(observer, {})
+        global_view = views.pop(GLOBAL_TARGET, {})
+        observed[observer] = WorldState(turn=state.turn, agents=views, global_state=global_view)
+    return observed
 
 
 def construct_observation(
