@@ -343,7 +343,8 @@ class NoisyTarget:
         """One observed copy per row of ``result`` (noisy leaves in leaf order), plus ``extra``.
 
         Each copy is one ``dict(zip(names, values))``: the values of a row are its scalars (by
-        kind), its categories, its containers (rebuilt column-wise) and the fixed values.
+        kind), its categories, its containers (rebuilt column-wise) and the fixed values, in the
+        order of ``names`` by construction (so the zips skip the strict length check).
         """
         layout = self.layout
         floats, ints, bools, category_indices = _typed_ranges(result, layout.kind_counts)
@@ -367,13 +368,13 @@ class NoisyTarget:
                 for container in self.containers
             ]
             return [
-                dict(zip(names, chain(f, i, b, c, k, fixed_values), strict=True))
+                dict(zip(names, chain(f, i, b, c, k, fixed_values), strict=False))
                 for f, i, b, c, k in zip(
                     floats, ints, bools, labels, zip(*columns, strict=True), strict=True
                 )
             ]
         return [
-            dict(zip(names, chain(f, i, b, c, fixed_values), strict=True))
+            dict(zip(names, chain(f, i, b, c, fixed_values), strict=False))
             for f, i, b, c in zip(floats, ints, bools, labels, strict=True)
         ]
 
@@ -397,15 +398,17 @@ class NoisyTarget:
         if container.kind == _CATEGORY:
             labels = container.categories
             rows = [[labels[i] for i in row] for row in rows]
+        # The hot loops below zip sequences whose lengths match by construction (the leaves
+        # were collected from these very keys and items): strict=False skips a per-item check.
         if container.form == "dict":
             keys = container.keys
-            return [dict(zip(keys, row, strict=True)) for row in rows]
+            return [dict(zip(keys, row, strict=False)) for row in rows]
         if container.form == "list":
             return rows
         if container.form == "tuple":
             return [tuple(row) for row in rows]
         w = container.width
-        return [list(zip(*(row[i::w] for i in range(w)), strict=True)) for row in rows]
+        return [list(zip(*(row[i::w] for i in range(w)), strict=False)) for row in rows]
 
 
 def _converted(block: np.ndarray, kind: int) -> list[list[Any]]:
