@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from multiagent.config import SimulationConfig, load_config
+from multiagent.env import initial_state
 from multiagent.observability import (
     GLOBAL_TARGET,
     ObservabilityLevel,
@@ -21,8 +22,6 @@ from multiagent.observability import (
 )
 from multiagent.state import (
     StateValidator,
-    create_agent_state_model,
-    create_global_state_model,
     validate_value,
 )
 from multiagent.world_state import WorldState
@@ -206,18 +205,6 @@ def assert_type_kept(defn: Any, value: Any) -> None:
         assert isinstance(value, tuple), value
         for child, item in zip(defn.item_types, value, strict=True):
             assert_type_kept(child, item)
-
-
-def initial_state(config: SimulationConfig) -> WorldState:
-    """Turn 0 as an env would build it: each agent's start values over the defaults."""
-    variables = config.state_variables
-    agent_model = create_agent_state_model(variables.agent_vars)
-    agents = {
-        agent.name: agent_model(name=agent.name, **agent.start_values).model_dump()
-        for agent in config.agents
-    }
-    global_state = create_global_state_model(variables.global_vars)().model_dump()
-    return WorldState(turn=0, agents=agents, global_state=global_state)
 
 
 # -- the plan ---------------------------------------------------------------------------------

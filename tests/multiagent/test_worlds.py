@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from multiagent.config import SimulationConfig, load_config
-from multiagent.state import StateValidator, create_agent_state_model, create_global_state_model
+from multiagent.env import initial_state
+from multiagent.state import StateValidator
 from multiagent.variables import VariableDefinition
 from multiagent.world_state import Transition, WorldState
 from multiagent.worlds import WORLDS, load_world, world_path
@@ -25,18 +26,6 @@ Policy = Callable[[WorldState, np.random.Generator], Actions]
 
 
 # -- helpers ------------------------------------------------------------------------------------
-
-
-def initial_state(config: SimulationConfig) -> WorldState:
-    """Turn 0 as an env would build it: each agent's start values over the defaults."""
-    variables = config.state_variables
-    agent_model = create_agent_state_model(variables.agent_vars)
-    agents = {
-        agent.name: agent_model(name=agent.name, **agent.start_values).model_dump()
-        for agent in config.agents
-    }
-    global_state = create_global_state_model(variables.global_vars)().model_dump()
-    return WorldState(turn=0, agents=agents, global_state=global_state)
 
 
 def dynamics_of(config: SimulationConfig) -> Callable[..., Transition]:
