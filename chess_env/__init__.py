@@ -29,12 +29,14 @@ from chess_env.errors import (
     StockfishNotFoundError,
 )
 from chess_env.rules import ChessGame
+from chess_env.text import ChessTextEnv
 
 __all__ = [
     "ACTION_SIZE",
     "ChessAECEnv",
     "ChessEnv",
     "ChessGame",
+    "ChessTextEnv",
     "GameOverError",
     "IllegalActionError",
     "InvalidPositionError",
@@ -51,3 +53,5 @@ __version__ = "0.1.0"
 
 if "chess_env/Chess-v0" not in registry:
     register(id="chess_env/Chess-v0", entry_point="chess_env.env:ChessEnv")
+if "chess_env/ChessText-v0" not in registry:
+    register(id="chess_env/ChessText-v0", entry_point="chess_env.text:ChessTextEnv")

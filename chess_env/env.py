@@ -18,7 +18,7 @@ from chess_env.positions import start_game
 from chess_env.render import RENDER_MODES, render
 from chess_env.rules import DEFAULT_MAX_PLIES, ChessGame
 
-__all__ = ["MATERIAL_REWARD_SCALE", "PENALTY_REWARD", "ChessEnv", "board_space"]
+__all__ = ["MATERIAL_REWARD_SCALE", "PENALTY_REWARD", "ChessEnv", "board_space", "check_choice"]
 
 MATERIAL_REWARD_SCALE = 0.01  # reward per pawn of material swing, with reward_shaping="material"
 PENALTY_REWARD = -0.1  # reward for an illegal action with illegal_action="penalize"
@@ -38,7 +38,7 @@ def board_space() -> spaces.Box:
     return spaces.Box(low=0, high=1, shape=(8, 8, 12), dtype=np.uint8)
 
 
-def _check_choice(name: str, value: object, allowed: tuple[object, ...]) -> None:
+def check_choice(name: str, value: object, allowed: tuple[object, ...]) -> None:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
 
@@ -103,12 +103,12 @@ class ChessEnv(gym.Env):
         claim_draws: bool = True,
         render_mode: str | None = None,
     ) -> None:
-        _check_choice("agent_color", agent_color, ("white", "black", "random"))
-        _check_choice("perspective", perspective, ("side_to_move", "white"))
-        _check_choice("obs_mode", obs_mode, ("board", "dict"))
-        _check_choice("reward_shaping", reward_shaping, (None, "material"))
-        _check_choice("illegal_action", illegal_action, ("raise", "terminate", "penalize"))
-        _check_choice("render_mode", render_mode, (None, *RENDER_MODES))
+        check_choice("agent_color", agent_color, ("white", "black", "random"))
+        check_choice("perspective", perspective, ("side_to_move", "white"))
+        check_choice("obs_mode", obs_mode, ("board", "dict"))
+        check_choice("reward_shaping", reward_shaping, (None, "material"))
+        check_choice("illegal_action", illegal_action, ("raise", "terminate", "penalize"))
+        check_choice("render_mode", render_mode, (None, *RENDER_MODES))
         if max_plies is not None and (not isinstance(max_plies, int) or max_plies < 1):
             raise ValueError(f"max_plies must be a positive integer or None, got {max_plies!r}")
         self.opponent = make_opponent(opponent)
@@ -169,7 +169,7 @@ class ChessEnv(gym.Env):
             if game.is_over:
                 raise InvalidPositionError(
                     f"the opponent's first move {opponent_move.uci()} ended the episode at once "
-                    f"({_reason(game)}); start from a position that leaves the agent a move"
+                    f"({game.ending}); start from a position that leaves the agent a move"
                 )
         self._game, self._agent, self._ended_by = game, agent, None
         return self._observation(), self._info(opponent_move)
@@ -200,7 +200,7 @@ class ChessEnv(gym.Env):
         if self.reward_shaping:
             reward += MATERIAL_REWARD_SCALE * (self._material() - material_before)
         if terminated or truncated:
-            self._ended_by = _reason(game)
+            self._ended_by = game.ending
         return self._observation(), reward, terminated, truncated, self._info(opponent_move)
 
     def action_masks(self) -> np.ndarray:
@@ -251,7 +251,7 @@ class ChessEnv(gym.Env):
         over = self._ended_by is not None or game.is_over
         return {
             "fen": game.board.fen(),
-            "outcome": (self._ended_by or _reason(game)) if over else None,
+            "outcome": (self._ended_by or game.ending) if over else None,
             "result": game.outcome.result() if game.outcome else "*",
             "opponent_move": opponent_move.uci() if opponent_move else None,
             "ply": game.board.ply(),
@@ -272,8 +272,3 @@ class ChessEnv(gym.Env):
                      - board.pieces_mask(piece, not agent).bit_count())
             for piece, value in _MATERIAL
         )  # fmt: skip
-
-
-def _reason(game: ChessGame) -> str:
-    """Why a finished game ended: the termination's name, or "max_plies" when truncated."""
-    return game.outcome.termination.name.lower() if game.outcome else "max_plies"

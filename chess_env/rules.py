@@ -134,6 +134,13 @@ class ChessGame:
         return self.terminated or self.truncated
 
     @property
+    def ending(self) -> str | None:
+        """Why the game ended ("checkmate", "threefold_repetition", "max_plies", ...), or None."""
+        if self.outcome is not None:
+            return self.outcome.termination.name.lower()
+        return "max_plies" if self.truncated else None
+
+    @property
     def legal_uci(self) -> list[str]:
         """The legal moves in UCI, from a table (no string formatting per ply)."""
         return [UCI_OF_KEY[move_key(m)] for m in self.legal_moves]

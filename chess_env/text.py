@@ -1,0 +1,307 @@
+"""``ChessTextEnv`` (``chess_env/ChessText-v0``): chess as text, an LLM agent against an opponent.
+
+The observation is a text prompt (board, FEN, last move, legal moves, the last error); the action
+is free text, read by ``chess_env.move_parsing.parse_move``. As in TextArena, an illegal answer
+is explained and the agent may retry; once its retries are used up, an illegal answer loses.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable
+from typing import Any
+
+import chess
+import gymnasium as gym
+from gymnasium import spaces
+from gymnasium.error import ResetNeeded
+
+from chess_env.env import check_choice
+from chess_env.errors import GameOverError, InvalidPositionError, OpponentError
+from chess_env.move_parsing import MoveParseError, parse_move
+from chess_env.opponents import Opponent, make_opponent
+from chess_env.positions import start_game
+from chess_env.render import render_ansi
+from chess_env.rules import DEFAULT_MAX_PLIES, ChessGame
+
+__all__ = ["ACTION_MAX_LENGTH", "OBSERVATION_MAX_LENGTH", "ChessTextEnv"]
+
+# The longest observation (218 legal moves in SAN, an error) has about 1,700 characters.
+OBSERVATION_MAX_LENGTH = 8192
+ACTION_MAX_LENGTH = 1024  # bounds what action_space.sample() draws; longer answers are read too
+_UNICODE_CHARS = "".join(chess.UNICODE_PIECE_SYMBOLS.values()) + "·"
+_TO_ASCII = str.maketrans({"·": ".", **{u: s for s, u in chess.UNICODE_PIECE_SYMBOLS.items()}})
+_LEGENDS = {
+    "ascii": "Uppercase letters are white pieces, lowercase black, dots empty squares.",
+    "unicode": "♔♕♖♗♘♙ are white pieces, ♚♛♜♝♞♟ black, · empty squares.",
+}
+_PROMPT = "Reply with your move in square brackets, in UCI or SAN, e.g. [e2e4] or [Nf3]."
+
+
+class ChessTextEnv(gym.Env):
+    """Chess as text for one LLM agent against an opponent.
+
+    Observation: a ``Text`` prompt with the board from the agent's side (with coordinates), whose
+    move it is, the FEN, the last move (UCI and SAN), the legal moves and, after an illegal answer,
+    its reason and the retries left. Action: free text naming one move in UCI or SAN (see
+    ``chess_env.move_parsing`` for what is read and how case is handled).
+
+    Args:
+        opponent: "random" (default), "greedy", "stockfish", an ``Opponent``, or any callable
+            ``board -> chess.Move``, as for ``ChessEnv``.
+        agent_color: "white" (default), "black", or "random" (drawn each episode from the seed).
+        notation: how the legal moves are listed: "uci" (default) or "san" (about 55 times the
+            cost of the UCI list, so built only when asked). Answers may use either notation.
+        board_style: "ascii" (default; letters and dots) or "unicode" (chess symbols).
+        retries: further attempts a move gets after an illegal answer (default 1). The count
+            restarts after each legal move; an illegal answer with no retry left loses the game.
+        max_plies: truncate after this many plies since reset (default 512; None: no cap).
+        claim_draws: end on threefold repetition and the 50-move rule (default True).
+        render_mode: None or "ansi" (``render()`` returns the observation text).
+
+    Rewards are +1 for a win, -1 for a loss (an illegal answer with no retry left included) and
+    0 otherwise, from the agent's side; an illegal answer that may be retried scores 0 and changes
+    nothing on the board. ``info`` holds ``fen``, ``outcome`` ("checkmate", ..., "illegal_move",
+    or None), ``result``, ``opponent_move`` and ``agent_move`` (UCI or None), ``ply``,
+    ``legal_moves`` (UCI), ``agent_color``, ``retries_left``, ``illegal_attempts`` (this episode)
+    and ``last_error`` (``{"reason": code, "message": ...}`` until the next legal move, else None).
+
+    Example:
+        >>> env = ChessTextEnv(opponent="random")
+        >>> obs, info = env.reset(seed=0)
+        >>> obs, reward, terminated, truncated, info = env.step("I play [g1g3]")
+        >>> info["last_error"]["message"], info["retries_left"], info["ply"]
+        ('the knight on g1 cannot move to g3', 1, 0)
+        >>> obs, reward, terminated, truncated, info = env.step("Nf3")
+        >>> info["agent_move"], info["ply"], info["last_error"]
+        ('g1f3', 2, None)
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 2}
+
+    def __init__(
+        self,
+        opponent: str | Opponent | Callable[[chess.Board], chess.Move] = "random",
+        agent_color: str = "white",
+        notation: str = "uci",
+        board_style: str = "ascii",
+        retries: int = 1,
+        max_plies: int | None = DEFAULT_MAX_PLIES,
+        claim_draws: bool = True,
+        render_mode: str | None = None,
+    ) -> None:
+        check_choice("agent_color", agent_color, ("white", "black", "random"))
+        check_choice("notation", notation, ("uci", "san"))
+        check_choice("board_style", board_style, ("ascii", "unicode"))
+        check_choice("render_mode", render_mode, (None, "ansi"))
+        if not isinstance(retries, int) or retries < 0:
+            raise ValueError(f"retries must be a non-negative integer, got {retries!r}")
+        if max_plies is not None and (not isinstance(max_plies, int) or max_plies < 1):
+            raise ValueError(f"max_plies must be a positive integer or None, got {max_plies!r}")
+        self.opponent = make_opponent(opponent)
+        self.agent_color, self.notation, self.board_style = agent_color, notation, board_style
+        self.retries, self.max_plies, self.claim_draws = retries, max_plies, claim_draws
+        self.render_mode = render_mode
+
+        charset = string.printable + (_UNICODE_CHARS if board_style == "unicode" else "")
+        self.observation_space = spaces.Text(OBSERVATION_MAX_LENGTH, charset=charset)
+        self.action_space = spaces.Text(ACTION_MAX_LENGTH, min_length=0, charset=string.printable)
+        self._game: ChessGame | None = None
+        self._agent: chess.Color = chess.WHITE
+        self._ended_by: str | None = None
+        self._failed_tries = 0  # illegal answers since the last legal move
+        self._illegal_attempts = 0
+        self._last_error: MoveParseError | None = None
+
+    # -- properties users read ---------------------------------------------------------------
+
+    @property
+    def board(self) -> chess.Board:
+        """The live board (read it; playing moves on it directly corrupts the episode)."""
+        return self._require_game().board
+
+    @property
+    def game(self) -> ChessGame:
+        return self._require_game()
+
+    @property
+    def agent(self) -> chess.Color:
+        """The colour the agent plays this episode."""
+        return self._agent
+
+    @property
+    def retries_left(self) -> int:
+        """Retries the current move still has: the first illegal answer uses none of them."""
+        return self.retries - max(self._failed_tries - 1, 0)
+
+    def _require_game(self) -> ChessGame:
+        if self._game is None:
+            raise ResetNeeded("call reset() before using the env")
+        return self._game
+
+    # -- the Gymnasium API -------------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        game = start_game(options, claim_draws=self.claim_draws, max_plies=self.max_plies)
+        if self.agent_color == "random":
+            agent = bool(self.np_random.integers(2))
+        else:
+            agent = self.agent_color == "white"
+        self.opponent.reset(seed=int(self.np_random.integers(2**63 - 1)))
+        opponent_move = None
+        if game.board.turn != agent:
+            opponent_move = self._opponent_reply(game)
+            if game.is_over:
+                raise InvalidPositionError(
+                    f"the opponent's first move {opponent_move.uci()} ended the episode at once "
+                    f"({game.ending}); start from a position that leaves the agent a move"
+                )
+        self._game, self._agent, self._ended_by = game, agent, None
+        self._failed_tries, self._illegal_attempts, self._last_error = 0, 0, None
+        return self._observation(), self._info(None, opponent_move)
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        game = self._require_game()
+        if self._ended_by is not None:
+            raise GameOverError(f"the episode is over ({self._ended_by}); call reset()")
+        if not isinstance(action, str):
+            raise TypeError(f"the action must be text (str), got {type(action).__name__}")
+        try:
+            move = parse_move(action, game.board, game.legal_moves)
+        except MoveParseError as error:
+            return self._illegal_step(error)
+
+        game.play(move)
+        opponent_move = None
+        if not game.is_over:
+            try:
+                opponent_move = self._opponent_reply(game)
+            except BaseException:
+                game.undo()  # the agent's move is taken back: the env is as before step()
+                raise
+        self._failed_tries, self._last_error = 0, None
+        terminated, truncated = game.terminated, game.truncated
+        reward = self._outcome_reward(game) if terminated else 0.0
+        if terminated or truncated:
+            self._ended_by = game.ending
+        info = self._info(move, opponent_move)
+        return self._observation(), reward, terminated, truncated, info
+
+    def render(self) -> str | None:
+        return self._observation() if self.render_mode == "ansi" else None
+
+    def close(self) -> None:
+        self.opponent.close()
+        super().close()
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _opponent_reply(self, game: ChessGame) -> chess.Move:
+        move = self.opponent.choose_move(game.board, game.legal_moves)
+        if not isinstance(move, chess.Move) or not game.is_legal(move):
+            raise OpponentError(
+                f"opponent {self.opponent!r} returned {move!r}, which is not a legal move in "
+                f"{game.board.fen()}"
+            )
+        game.play(move)
+        return move
+
+    def _illegal_step(self, error: MoveParseError) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        self._failed_tries += 1
+        self._illegal_attempts += 1
+        self._last_error = error
+        lost = self._failed_tries > self.retries
+        if lost:
+            self._ended_by = "illegal_move"
+        return self._observation(), -1.0 if lost else 0.0, lost, False, self._info(None, None)
+
+    def _observation(self) -> str:
+        board = self._require_game().board
+        lines = [
+            self._headline(),
+            _board_text(board, self._agent, self.board_style),
+            _LEGENDS[self.board_style],
+            f"FEN: {board.fen()}",
+            _last_move_line(board),
+        ]
+        if self._ended_by is None:
+            lines.append(f"Legal moves ({self.notation.upper()}): {' '.join(self._legal_list())}")
+        if self._last_error is not None:
+            lines.append(self._error_line(self._last_error))
+        if self._ended_by is None:
+            lines.append(_PROMPT)
+        return "\n".join(lines)
+
+    def _headline(self) -> str:
+        color = chess.COLOR_NAMES[self._agent]
+        game = self._require_game()
+        if self._ended_by is None:
+            move = game.board.fullmove_number
+            return f"You play {color}. It is your move ({color} to move, move {move})."
+        if self._ended_by == "illegal_move":
+            verdict = "you lose by an illegal move"
+        elif game.outcome is None:
+            verdict = "the game was stopped at the ply limit"
+        elif game.outcome.winner is None:
+            verdict = "it is a draw"
+        else:
+            verdict = "you win" if game.outcome.winner == self._agent else "you lose"
+        return f"You play {color}. Game over ({self._ended_by}, {self._result()}): {verdict}."
+
+    def _legal_list(self) -> list[str]:
+        game = self._require_game()
+        if self.notation == "san":
+            return [game.board.san(move) for move in game.legal_moves]
+        return game.legal_uci
+
+    def _error_line(self, error: MoveParseError) -> str:
+        line = f"Your last answer was rejected ({error.reason}): {error}."
+        if self._ended_by is not None:
+            return line
+        left = self.retries_left
+        return f"{line} {left} {'retry' if left == 1 else 'retries'} left for this move."
+
+    def _result(self) -> str:
+        if self._ended_by == "illegal_move":
+            return "0-1" if self._agent == chess.WHITE else "1-0"
+        outcome = self._require_game().outcome
+        return outcome.result() if outcome else "*"
+
+    def _info(self, move: chess.Move | None, opponent_move: chess.Move | None) -> dict[str, Any]:
+        game = self._require_game()
+        over = self._ended_by is not None
+        error = self._last_error
+        return {
+            "fen": game.board.fen(),
+            "outcome": self._ended_by,
+            "result": self._result(),
+            "agent_move": move.uci() if move else None,
+            "opponent_move": opponent_move.uci() if opponent_move else None,
+            "ply": game.board.ply(),
+            "legal_moves": [] if over else game.legal_uci,
+            "agent_color": chess.COLOR_NAMES[self._agent],
+            "retries_left": 0 if over else self.retries_left,
+            "illegal_attempts": self._illegal_attempts,
+            "last_error": {"reason": error.reason, "message": str(error)} if error else None,
+        }
+
+    def _outcome_reward(self, game: ChessGame) -> float:
+        winner = game.outcome.winner if game.outcome else None
+        return 0.0 if winner is None else (1.0 if winner == self._agent else -1.0)
+
+
+def _board_text(board: chess.Board, orientation: chess.Color, style: str) -> str:
+    """The board with coordinates, the agent's side at the bottom."""
+    text = render_ansi(board, orientation)
+    return text if style == "unicode" else text.translate(_TO_ASCII)
+
+
+def _last_move_line(board: chess.Board) -> str:
+    if not board.move_stack:
+        return "Last move: none."
+    before = board.copy(stack=1)
+    move = before.pop()
+    return f"Last move: {chess.COLOR_NAMES[before.turn]} played {move.uci()} ({before.san(move)})."
