@@ -6,19 +6,17 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import chess
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from gymnasium.error import ResetNeeded
 
 from chess_env.encoding import ACTION_SIZE, check_action_range
-from chess_env.errors import GameOverError, IllegalActionError, InvalidPositionError, OpponentError
-from chess_env.opponents import Opponent, make_opponent
-from chess_env.positions import start_game
+from chess_env.episode import OpponentEpisode, check_choice
+from chess_env.errors import IllegalActionError
+from chess_env.opponents import Opponent
 from chess_env.render import RENDER_MODES, render
-from chess_env.rules import DEFAULT_MAX_PLIES, ChessGame
+from chess_env.rules import DEFAULT_MAX_PLIES
 
-__all__ = ["MATERIAL_REWARD_SCALE", "PENALTY_REWARD", "ChessEnv", "board_space", "check_choice"]
+__all__ = ["MATERIAL_REWARD_SCALE", "PENALTY_REWARD", "ChessEnv", "board_space"]
 
 MATERIAL_REWARD_SCALE = 0.01  # reward per pawn of material swing, with reward_shaping="material"
 PENALTY_REWARD = -0.1  # reward for an illegal action with illegal_action="penalize"
@@ -38,12 +36,7 @@ def board_space() -> spaces.Box:
     return spaces.Box(low=0, high=1, shape=(8, 8, 12), dtype=np.uint8)
 
 
-def check_choice(name: str, value: object, allowed: tuple[object, ...]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
-
-
-class ChessEnv(gym.Env):
+class ChessEnv(OpponentEpisode):
     """Chess for one learning agent against an opponent, with a masked 4672-way action space.
 
     Observation: the (8, 8, 12) uint8 board tensor from the agent's side (``obs_mode="board"``),
@@ -103,18 +96,15 @@ class ChessEnv(gym.Env):
         claim_draws: bool = True,
         render_mode: str | None = None,
     ) -> None:
-        check_choice("agent_color", agent_color, ("white", "black", "random"))
+        super().__init__(opponent, agent_color, max_plies, claim_draws)
         check_choice("perspective", perspective, ("side_to_move", "white"))
         check_choice("obs_mode", obs_mode, ("board", "dict"))
         check_choice("reward_shaping", reward_shaping, (None, "material"))
         check_choice("illegal_action", illegal_action, ("raise", "terminate", "penalize"))
         check_choice("render_mode", render_mode, (None, *RENDER_MODES))
-        if max_plies is not None and (not isinstance(max_plies, int) or max_plies < 1):
-            raise ValueError(f"max_plies must be a positive integer or None, got {max_plies!r}")
-        self.opponent = make_opponent(opponent)
-        self.agent_color, self.perspective, self.obs_mode = agent_color, perspective, obs_mode
+        self.perspective, self.obs_mode = perspective, obs_mode
         self.reward_shaping, self.illegal_action = reward_shaping, illegal_action
-        self.max_plies, self.claim_draws, self.render_mode = max_plies, claim_draws, render_mode
+        self.render_mode = render_mode
 
         self.action_space = spaces.Discrete(ACTION_SIZE)
         if obs_mode == "board":
@@ -126,58 +116,17 @@ class ChessEnv(gym.Env):
                     "action_mask": spaces.Box(0, 1, shape=(ACTION_SIZE,), dtype=np.int8),
                 }
             )
-        self._game: ChessGame | None = None
-        self._agent: chess.Color = chess.WHITE
-        self._ended_by: str | None = None
-
-    # -- properties users read ---------------------------------------------------------------
-
-    @property
-    def board(self) -> chess.Board:
-        """The live board (read it; playing moves on it directly corrupts the episode)."""
-        return self._require_game().board
-
-    @property
-    def game(self) -> ChessGame:
-        return self._require_game()
-
-    @property
-    def agent(self) -> chess.Color:
-        """The colour the agent plays this episode."""
-        return self._agent
-
-    def _require_game(self) -> ChessGame:
-        if self._game is None:
-            raise ResetNeeded("call reset() before using the env")
-        return self._game
 
     # -- the Gymnasium API -------------------------------------------------------------------
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        super().reset(seed=seed)
-        game = start_game(options, claim_draws=self.claim_draws, max_plies=self.max_plies)
-        if self.agent_color == "random":
-            agent = bool(self.np_random.integers(2))
-        else:
-            agent = self.agent_color == "white"
-        self.opponent.reset(seed=int(self.np_random.integers(2**63 - 1)))
-        opponent_move = None
-        if game.board.turn != agent:
-            opponent_move = self._opponent_reply(game)
-            if game.is_over:
-                raise InvalidPositionError(
-                    f"the opponent's first move {opponent_move.uci()} ended the episode at once "
-                    f"({game.ending}); start from a position that leaves the agent a move"
-                )
-        self._game, self._agent, self._ended_by = game, agent, None
+        opponent_move = self._start_episode(seed, options)
         return self._observation(), self._info(opponent_move)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        game = self._require_game()
-        if self._ended_by is not None:
-            raise GameOverError(f"the episode is over ({self._ended_by}); call reset()")
+        game = self._require_live_game()
         index = check_action_range(action)
         try:
             move = game.move_for_action(index)
@@ -185,23 +134,12 @@ class ChessEnv(gym.Env):
             if self.illegal_action == "raise":
                 raise
             return self._illegal_step(str(error))
-
         material_before = self._material() if self.reward_shaping else 0
-        game.play(move)
-        opponent_move = None
-        if not game.is_over:
-            try:
-                opponent_move = self._opponent_reply(game)
-            except BaseException:
-                game.undo()  # the agent's move is taken back: the env is as before step()
-                raise
-        terminated, truncated = game.terminated, game.truncated
-        reward = self._outcome_reward(game) if terminated else 0.0
+        opponent_move, reward = self._play_turn(move)
         if self.reward_shaping:
             reward += MATERIAL_REWARD_SCALE * (self._material() - material_before)
-        if terminated or truncated:
-            self._ended_by = game.ending
-        return self._observation(), reward, terminated, truncated, self._info(opponent_move)
+        observation, info = self._observation(), self._info(opponent_move)
+        return observation, reward, game.terminated, game.truncated, info
 
     def action_masks(self) -> np.ndarray:
         """The (4672,) bool mask of the agent's legal actions (all False once the episode ended)."""
@@ -214,21 +152,7 @@ class ChessEnv(gym.Env):
         orientation = self._agent if self.perspective == "side_to_move" else chess.WHITE
         return render(self.board, self.render_mode, orientation)
 
-    def close(self) -> None:
-        self.opponent.close()
-        super().close()
-
     # -- helpers -----------------------------------------------------------------------------
-
-    def _opponent_reply(self, game: ChessGame) -> chess.Move:
-        move = self.opponent.choose_move(game.board, game.legal_moves)
-        if not isinstance(move, chess.Move) or not game.is_legal(move):
-            raise OpponentError(
-                f"opponent {self.opponent!r} returned {move!r}, which is not a legal move in "
-                f"{game.board.fen()}"
-            )
-        game.play(move)
-        return move
 
     def _illegal_step(self, reason: str) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self.illegal_action == "terminate":
@@ -259,10 +183,6 @@ class ChessEnv(gym.Env):
             "action_mask": np.zeros(ACTION_SIZE, dtype=bool) if over else game.action_mask(),
             "agent_color": "white" if self._agent else "black",
         }
-
-    def _outcome_reward(self, game: ChessGame) -> float:
-        winner = game.outcome.winner if game.outcome else None
-        return 0.0 if winner is None else (1.0 if winner == self._agent else -1.0)
 
     def _material(self) -> int:
         """The agent's material minus the opponent's, in pawns."""

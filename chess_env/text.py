@@ -12,17 +12,13 @@ from collections.abc import Callable
 from typing import Any
 
 import chess
-import gymnasium as gym
 from gymnasium import spaces
-from gymnasium.error import ResetNeeded
 
-from chess_env.env import check_choice
-from chess_env.errors import GameOverError, InvalidPositionError, OpponentError
+from chess_env.episode import OpponentEpisode, check_choice
 from chess_env.move_parsing import MoveParseError, parse_move
-from chess_env.opponents import Opponent, make_opponent
-from chess_env.positions import start_game
+from chess_env.opponents import Opponent
 from chess_env.render import render_ansi
-from chess_env.rules import DEFAULT_MAX_PLIES, ChessGame
+from chess_env.rules import DEFAULT_MAX_PLIES
 
 __all__ = ["ACTION_MAX_LENGTH", "OBSERVATION_MAX_LENGTH", "ChessTextEnv"]
 
@@ -38,7 +34,7 @@ _LEGENDS = {
 _PROMPT = "Reply with your move in square brackets, in UCI or SAN, e.g. [e2e4] or [Nf3]."
 
 
-class ChessTextEnv(gym.Env):
+class ChessTextEnv(OpponentEpisode):
     """Chess as text for one LLM agent against an opponent.
 
     Observation: a ``Text`` prompt with the board from the agent's side (with coordinates), whose
@@ -90,25 +86,18 @@ class ChessTextEnv(gym.Env):
         claim_draws: bool = True,
         render_mode: str | None = None,
     ) -> None:
-        check_choice("agent_color", agent_color, ("white", "black", "random"))
+        super().__init__(opponent, agent_color, max_plies, claim_draws)
         check_choice("notation", notation, ("uci", "san"))
         check_choice("board_style", board_style, ("ascii", "unicode"))
         check_choice("render_mode", render_mode, (None, "ansi"))
         if not isinstance(retries, int) or retries < 0:
             raise ValueError(f"retries must be a non-negative integer, got {retries!r}")
-        if max_plies is not None and (not isinstance(max_plies, int) or max_plies < 1):
-            raise ValueError(f"max_plies must be a positive integer or None, got {max_plies!r}")
-        self.opponent = make_opponent(opponent)
-        self.agent_color, self.notation, self.board_style = agent_color, notation, board_style
-        self.retries, self.max_plies, self.claim_draws = retries, max_plies, claim_draws
+        self.notation, self.board_style, self.retries = notation, board_style, retries
         self.render_mode = render_mode
 
         charset = string.printable + (_UNICODE_CHARS if board_style == "unicode" else "")
         self.observation_space = spaces.Text(OBSERVATION_MAX_LENGTH, charset=charset)
         self.action_space = spaces.Text(ACTION_MAX_LENGTH, min_length=0, charset=string.printable)
-        self._game: ChessGame | None = None
-        self._agent: chess.Color = chess.WHITE
-        self._ended_by: str | None = None
         self._failed_tries = 0  # illegal answers since the last legal move
         self._illegal_attempts = 0
         self._last_error: MoveParseError | None = None
@@ -116,57 +105,21 @@ class ChessTextEnv(gym.Env):
     # -- properties users read ---------------------------------------------------------------
 
     @property
-    def board(self) -> chess.Board:
-        """The live board (read it; playing moves on it directly corrupts the episode)."""
-        return self._require_game().board
-
-    @property
-    def game(self) -> ChessGame:
-        return self._require_game()
-
-    @property
-    def agent(self) -> chess.Color:
-        """The colour the agent plays this episode."""
-        return self._agent
-
-    @property
     def retries_left(self) -> int:
         """Retries the current move still has: the first illegal answer uses none of them."""
         return self.retries - max(self._failed_tries - 1, 0)
-
-    def _require_game(self) -> ChessGame:
-        if self._game is None:
-            raise ResetNeeded("call reset() before using the env")
-        return self._game
 
     # -- the Gymnasium API -------------------------------------------------------------------
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
-        super().reset(seed=seed)
-        game = start_game(options, claim_draws=self.claim_draws, max_plies=self.max_plies)
-        if self.agent_color == "random":
-            agent = bool(self.np_random.integers(2))
-        else:
-            agent = self.agent_color == "white"
-        self.opponent.reset(seed=int(self.np_random.integers(2**63 - 1)))
-        opponent_move = None
-        if game.board.turn != agent:
-            opponent_move = self._opponent_reply(game)
-            if game.is_over:
-                raise InvalidPositionError(
-                    f"the opponent's first move {opponent_move.uci()} ended the episode at once "
-                    f"({game.ending}); start from a position that leaves the agent a move"
-                )
-        self._game, self._agent, self._ended_by = game, agent, None
+        opponent_move = self._start_episode(seed, options)
         self._failed_tries, self._illegal_attempts, self._last_error = 0, 0, None
         return self._observation(), self._info(None, opponent_move)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        game = self._require_game()
-        if self._ended_by is not None:
-            raise GameOverError(f"the episode is over ({self._ended_by}); call reset()")
+        game = self._require_live_game()
         if not isinstance(action, str):
             raise TypeError(f"the action must be text (str), got {type(action).__name__}")
         try:
@@ -174,40 +127,15 @@ class ChessTextEnv(gym.Env):
         except MoveParseError as error:
             return self._illegal_step(error)
 
-        game.play(move)
-        opponent_move = None
-        if not game.is_over:
-            try:
-                opponent_move = self._opponent_reply(game)
-            except BaseException:
-                game.undo()  # the agent's move is taken back: the env is as before step()
-                raise
+        opponent_move, reward = self._play_turn(move)
         self._failed_tries, self._last_error = 0, None
-        terminated, truncated = game.terminated, game.truncated
-        reward = self._outcome_reward(game) if terminated else 0.0
-        if terminated or truncated:
-            self._ended_by = game.ending
         info = self._info(move, opponent_move)
-        return self._observation(), reward, terminated, truncated, info
+        return self._observation(), reward, game.terminated, game.truncated, info
 
     def render(self) -> str | None:
         return self._observation() if self.render_mode == "ansi" else None
 
-    def close(self) -> None:
-        self.opponent.close()
-        super().close()
-
     # -- helpers -----------------------------------------------------------------------------
-
-    def _opponent_reply(self, game: ChessGame) -> chess.Move:
-        move = self.opponent.choose_move(game.board, game.legal_moves)
-        if not isinstance(move, chess.Move) or not game.is_legal(move):
-            raise OpponentError(
-                f"opponent {self.opponent!r} returned {move!r}, which is not a legal move in "
-                f"{game.board.fen()}"
-            )
-        game.play(move)
-        return move
 
     def _illegal_step(self, error: MoveParseError) -> tuple[str, float, bool, bool, dict[str, Any]]:
         self._failed_tries += 1
@@ -287,10 +215,6 @@ class ChessTextEnv(gym.Env):
             "illegal_attempts": self._illegal_attempts,
             "last_error": {"reason": error.reason, "message": str(error)} if error else None,
         }
-
-    def _outcome_reward(self, game: ChessGame) -> float:
-        winner = game.outcome.winner if game.outcome else None
-        return 0.0 if winner is None else (1.0 if winner == self._agent else -1.0)
 
 
 def _board_text(board: chess.Board, orientation: chess.Color, style: str) -> str:
