@@ -1,4 +1,4 @@
-"""``python -m chess_env``: play a demo game between built-in players (``demo``, the default)."""
+"""``python -m chess_env``: a demo game (``demo``, the default) or an evaluation (``eval``)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from chess_env.demo import main as demo_main
+from chess_env.evaluation import COLOR_SCHEDULES, EvaluationReport
 from chess_env.opponents import OPPONENT_NAMES
 
 
@@ -17,8 +18,104 @@ def main(argv: list[str] | None = None) -> None:
         demo.add_argument(f"--{side}", choices=OPPONENT_NAMES, default=default)
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--max-plies", type=int, default=200, help="0 for no cap")
+    demo.set_defaults(run=_demo)
+    _add_eval(commands)
     args = parser.parse_args((sys.argv[1:] if argv is None else argv) or ["demo"])
+    args.run(args, parser)
+
+
+def _demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     demo_main(args.white, args.black, args.seed, args.max_plies or None)
+
+
+def _add_eval(commands: argparse._SubParsersAction) -> None:
+    evaluate = commands.add_parser(
+        "eval",
+        help="play an agent against an opponent in ChessTextEnv and report its stats",
+        description="Print a table of the games and stats; with --out also write "
+        "DIR/report.json and DIR/games.pgn.",
+    )
+    evaluate.add_argument(
+        "--agent",
+        default="random",
+        help="openai:MODEL (an OpenAI-compatible endpoint), or random, greedy, stockfish[:DEPTH]",
+    )
+    evaluate.add_argument("--base-url", default="https://api.openai.com/v1", help="API root")
+    evaluate.add_argument(
+        "--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key"
+    )
+    evaluate.add_argument("--timeout", type=float, default=30.0, help="seconds per LLM reply")
+    evaluate.add_argument(
+        "--tool-calling", action="store_true", help="ask the LLM for its move as a tool call"
+    )
+    evaluate.add_argument("--opponent", default="random", help="random, greedy, stockfish[:DEPTH]")
+    evaluate.add_argument("--games", type=int, default=10)
+    evaluate.add_argument("--colors", choices=COLOR_SCHEDULES, default="alternate")
+    evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--retries", type=int, default=1, help="retries after an illegal move")
+    evaluate.add_argument("--max-plies", type=int, default=200, help="0 for no cap")
+    evaluate.add_argument("--out", help="directory for report.json and games.pgn")
+    evaluate.set_defaults(run=_evaluate)
+
+
+def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    from chess_env.agents import make_text_agent
+    from chess_env.evaluation import evaluate_agent, write_report
+    from envkit.llm import ChatError
+
+    try:
+        agent = make_text_agent(
+            args.agent,
+            base_url=args.base_url,
+            api_key_env=args.api_key_env,
+            timeout_seconds=args.timeout,
+            tool_calling=args.tool_calling,
+        )
+        try:
+            report = evaluate_agent(
+                agent,
+                args.opponent,
+                args.games,
+                colors=args.colors,
+                seed=args.seed,
+                retries=args.retries,
+                max_plies=args.max_plies or None,
+            )
+        finally:
+            agent.close()
+    except (ValueError, FileNotFoundError, ChatError) as error:
+        parser.exit(1, f"{parser.prog} eval: error: {error}\n")
+    _print_report(report)
+    if args.out:
+        for path in write_report(report, args.out):
+            print(f"wrote {path}")
+
+
+def _print_report(report: EvaluationReport) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    games = Table(title=f"{report.agent} vs {report.opponent}")
+    for column in ("game", "colour", "result", "outcome", "moves", "illegal", "thinking s"):
+        games.add_column(column, justify="left" if column in ("colour", "outcome") else "right")
+    for number, game in enumerate(report.games, 1):
+        games.add_row(
+            str(number),
+            game.agent_color,
+            game.result,
+            game.outcome,
+            str(game.moves),
+            str(game.illegal_attempts),
+            f"{game.thinking_time:.2f}",
+        )
+    stats = Table(title="Agent stats")
+    stats.add_column("stat")
+    stats.add_column("value", justify="right")
+    for name, value in report.stats.model_dump(exclude={"schema_version"}).items():
+        stats.add_row(name, f"{value:.3f}" if isinstance(value, float) else str(value))
+    console = Console()
+    console.print(games)
+    console.print(stats)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,194 @@
+"""Players for ``ChessTextEnv``: any ``envkit.ports.PolicyBackend`` behind one adapter.
+
+- ``TextPlayer``: adapts a backend to the text env: resets and closes it with the games, times
+  each decision and turns its action into move text (``move_text``).
+- ``OpponentTextAgent``: any ``chess_env.opponents`` opponent as a text backend (it reads the FEN
+  in the observation); ``RandomTextAgent`` and ``ScriptedTextAgent`` (a script of texts, then
+  random moves) for tests and baselines.
+- ``opponent_from_spec``: "random", "greedy", "stockfish" or "stockfish:N" (depth N).
+- ``make_text_agent``: a backend from a command-line spec: "openai:MODEL" (an ``LLMAgent``) or
+  any opponent spec.
+- ``MOVE_SIGNATURE``: the action schema for an LLM that answers in JSON or a tool call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import chess
+
+from chess_env.opponents import Opponent, RandomOpponent, StockfishOpponent, make_opponent
+from envkit.llm import LLMAgent, LLMSettings
+from envkit.ports import PolicyBackend
+
+__all__ = [
+    "CHESS_SYSTEM_PROMPT",
+    "MOVE_SIGNATURE",
+    "OpponentTextAgent",
+    "RandomTextAgent",
+    "ScriptedTextAgent",
+    "TextPlayer",
+    "board_from_text",
+    "make_text_agent",
+    "move_text",
+    "opponent_from_spec",
+]
+
+MOVE_SIGNATURE = "(move :string) -> :any"
+CHESS_SYSTEM_PROMPT = (
+    "You are a chess player. Read the position and reply with exactly one legal move, in UCI "
+    "(e2e4) or SAN (e4, Nf3, O-O)."
+)
+_FEN = re.compile(
+    r"(?:[pnbrqkPNBRQK1-8]{1,8}/){7}[pnbrqkPNBRQK1-8]{1,8} [wb] (?:-|[KQkqA-Ha-h]{1,4}) "
+    r"(?:-|[a-h][36]) \d+ \d+"
+)
+
+
+def board_from_text(text: str) -> chess.Board:
+    """The position in an observation, read from the first FEN in it.
+
+    Example:
+        >>> board_from_text("FEN: 8/8/8/8/8/8/8/K6k w - - 0 1\\nLegal moves: a1a2 a1b1").fen()
+        '8/8/8/8/8/8/8/K6k w - - 0 1'
+    """
+    found = _FEN.search(text)
+    if found is None:
+        raise ValueError("the observation holds no FEN")
+    return chess.Board(found.group())
+
+
+def move_text(action: Any) -> str:
+    """A backend's action as the env's text action.
+
+    Text is sent as it is, a ``chess.Move`` as UCI and ``{"move": ...}`` (``MOVE_SIGNATURE``) as
+    its move; anything else as JSON, which the env then reports as an unreadable move.
+    """
+    if isinstance(action, str):
+        return action
+    if isinstance(action, chess.Move):
+        return action.uci()
+    if isinstance(action, Mapping) and "move" in action:
+        return str(action["move"])
+    return json.dumps(action, default=str)
+
+
+class TextPlayer:
+    """A ``PolicyBackend`` playing in ``ChessTextEnv``.
+
+    ``reset(seed)`` reaches the backend when it has one; ``move(observation)`` returns the move
+    text and the seconds the backend took. A ``TimeoutError`` from the backend passes through: the
+    caller decides what a timeout costs. Closing the backend stays with whoever made it.
+    """
+
+    def __init__(self, backend: PolicyBackend) -> None:
+        self.backend = backend
+        self.name = str(getattr(backend, "name", type(backend).__name__))
+
+    def reset(self, seed: int | None = None) -> None:
+        reset = getattr(self.backend, "reset", None)
+        if reset is not None:
+            reset(seed=seed)
+
+    def move(self, observation: Any) -> tuple[str, float]:
+        start = time.perf_counter()
+        action = self.backend.decide(observation)
+        return move_text(action), time.perf_counter() - start
+
+
+class OpponentTextAgent:
+    """An ``Opponent`` (random, greedy, Stockfish, ...) as a text backend: FEN in, UCI out."""
+
+    def __init__(self, opponent: Opponent) -> None:
+        self.opponent = opponent
+        self.name = opponent.name
+
+    def reset(self, seed: int | None = None) -> None:
+        self.opponent.reset(seed)
+
+    def decide(self, observation: str) -> str:
+        board = board_from_text(observation)
+        return self.opponent.choose_move(board, list(board.legal_moves)).uci()
+
+    def close(self) -> None:
+        self.opponent.close()
+
+
+class RandomTextAgent(OpponentTextAgent):
+    """Plays a uniformly random legal move, seeded by ``reset(seed)``.
+
+    Example:
+        >>> agent = RandomTextAgent(); agent.reset(seed=0)
+        >>> chess.Move.from_uci(agent.decide(chess.Board().fen())) in chess.Board().legal_moves
+        True
+    """
+
+    def __init__(self) -> None:
+        super().__init__(RandomOpponent())
+
+
+class ScriptedTextAgent(RandomTextAgent):
+    """Sends ``script`` first (illegal moves, SAN, sentences: any text), then random legal moves.
+
+    ``reset`` starts the script over, so every game opens with it.
+    """
+
+    def __init__(self, script: Sequence[str]) -> None:
+        super().__init__()
+        self.name = "scripted"
+        self.script = list(script)
+        self._next = 0
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self._next = 0
+
+    def decide(self, observation: str) -> str:
+        if self._next < len(self.script):
+            self._next += 1
+            return self.script[self._next - 1]
+        return super().decide(observation)
+
+
+def opponent_from_spec(spec: str | Opponent | Callable[[chess.Board], chess.Move]) -> Opponent:
+    """``make_opponent``, plus "stockfish:N" for Stockfish at depth N."""
+    if isinstance(spec, str) and spec.startswith("stockfish:"):
+        depth = spec.partition(":")[2]
+        if not depth.isdigit():
+            raise ValueError(f"expected stockfish:DEPTH with a positive depth, got {spec!r}")
+        return StockfishOpponent(depth=int(depth))
+    return make_opponent(spec)
+
+
+def make_text_agent(
+    spec: str,
+    *,
+    base_url: str = "https://api.openai.com/v1",
+    api_key_env: str = "OPENAI_API_KEY",
+    timeout_seconds: float = 30.0,
+    tool_calling: bool = False,
+) -> LLMAgent | OpponentTextAgent:
+    """A backend from a spec: "openai:MODEL" (an LLM at ``base_url``) or an opponent spec.
+
+    An LLM answers in free text, or with ``tool_calling`` through an "act" tool taking
+    ``MOVE_SIGNATURE``.
+    """
+    kind, _, model = spec.partition(":")
+    if kind != "openai":
+        return OpponentTextAgent(opponent_from_spec(spec))
+    if not model:
+        raise ValueError(f"expected openai:MODEL, got {spec!r}")
+    settings = LLMSettings(
+        name=model[:50],
+        model_name=model,
+        system_prompt=CHESS_SYSTEM_PROMPT,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        timeout_seconds=timeout_seconds,
+        tool_calling=tool_calling,
+    )
+    return LLMAgent(settings, signature=MOVE_SIGNATURE if tool_calling else None)

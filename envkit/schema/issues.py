@@ -1,0 +1,118 @@
+"""What validation reports, and how values and paths are written in its messages.
+
+- ``Issue``: one error or warning, ``path: message`` (``results[0].customer.id: expected int, got
+  string "abc"``).
+- ``ValidationResult``: the coerced value, every error and warning, and ``ok`` (which honours the
+  mode: ``warn_only`` and ``disabled`` are ok whatever the errors).
+- ``Mode``: ``enabled`` | ``warn_only`` | ``strict`` | ``disabled``.
+- ``format_path``: ``("results", 0, "id")`` -> ``results[0].id``. The root is ``(root)``; a key
+  that is not a plain name (``[A-Za-z_][A-Za-z0-9_-]*``) is JSON-quoted in brackets
+  (``meta["first name"]``), so a path reads back unambiguously (for JSON data: a non-string key,
+  which only Python data has, is written as its JSON in brackets, an int like an index).
+- ``show``, ``got`` and ``type_name``: values as messages show them, JSON-rendered and cut to
+  ``LIMIT`` (60) characters, the last one "…".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "LIMIT",
+    "ROOT",
+    "Issue",
+    "Mode",
+    "ValidationResult",
+    "clip",
+    "format_path",
+    "got",
+    "show",
+    "type_name",
+]
+
+Mode = Literal["enabled", "warn_only", "strict", "disabled"]
+ROOT = "(root)"
+LIMIT = 60
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One problem (or, as a warning, one coercion) at one place in the data."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    """The outcome of ``validate``: ``value`` is the data as coerced (containers rebuilt)."""
+
+    value: Any
+    errors: list[Issue]
+    warnings: list[Issue]
+    mode: Mode = "enabled"
+
+    @property
+    def ok(self) -> bool:
+        """No errors, or a mode that lets them pass (``warn_only`` still lists them)."""
+        return self.mode in ("warn_only", "disabled") or not self.errors
+
+
+def format_path(steps: Sequence[Any]) -> str:
+    """A path as messages write it: keys with dots, indices in brackets.
+
+    Example:
+        >>> format_path(("results", 0, "customer", "first name"))
+        'results[0].customer["first name"]'
+        >>> format_path(())
+        '(root)'
+    """
+    text = ""
+    for step in steps:
+        if isinstance(step, str) and _NAME.fullmatch(step):
+            text += f".{step}" if text else step
+        elif isinstance(step, int) and not isinstance(step, bool):
+            text += f"[{step}]"
+        else:
+            text += f"[{show(step, limit=None)}]"
+    return text or ROOT
+
+
+def clip(text: str, limit: int | None = LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, ending in "…" when cut."""
+    return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
+
+
+def show(value: Any, *, limit: int | None = LIMIT) -> str:
+    """``value`` as JSON (``repr`` for what JSON cannot hold), cut to ``limit`` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):  # non-string keys that JSON refuses, or a cycle
+        text = repr(value)
+    return clip(text, limit)
+
+
+def type_name(value: Any) -> str:
+    """The schema word for a value's type: int, double, string, boolean, nil, vector, map."""
+    names = {bool: "boolean", int: "int", float: "double", str: "string", type(None): "nil"}
+    for kind, name in names.items():
+        if isinstance(value, kind):
+            return name
+    if isinstance(value, (list, tuple)):
+        return "vector"
+    if isinstance(value, dict):
+        return "map"
+    return type(value).__name__
+
+
+def got(value: Any) -> str:
+    """The "got" part of a type mismatch: ``string "abc"``, ``int 5``, ``nil``."""
+    return "nil" if value is None else f"{type_name(value)} {show(value)}"

@@ -1,0 +1,73 @@
+"""Tool signatures for world actions: variable definitions as Malli-lite schemas.
+
+Every world's ``actions`` become the parameters of one tool, so an LLM agent is shown (and
+validated against) exactly what the env accepts:
+
+    >>> from multiagent.worlds import load_world
+    >>> from envkit.schema import render
+    >>> render(action_signature(load_world("forage").actions), name="act")
+    'act(move [:enum "stay" "up" "down" "left" "right"]) -> :any'
+
+Mapping: float -> ``:double`` and int -> ``:int`` (bounds as ``[:>= min]`` / ``[:<= max]``
+refinements), bool -> ``:boolean``, categorical -> ``[:enum ...]``, str -> ``:string`` (a pattern
+as ``[:re ...]``), list -> ``[:vector T]``, tuple -> ``[:tuple T...]``, object and fixed-schema
+dict -> ``[:map ...]`` (fields whose default is null are optional), dynamic dict -> ``[:map-of K
+V]`` (``[:enum ...]`` keys when declared).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from multiagent.variables import VariableDefinition
+
+__all__ = ["action_signature", "schema_data"]
+
+_SCALARS = {"float": ":double", "int": ":int", "bool": ":boolean", "str": ":string"}
+
+
+def schema_data(defn: VariableDefinition) -> Any:
+    """Malli-lite schema data (keyword strings and lists) for one definition."""
+    kind = defn.type
+    if kind in ("float", "int"):
+        refinements = [[":>=", defn.min]] if defn.min is not None else []
+        refinements += [[":<=", defn.max]] if defn.max is not None else []
+        base = _SCALARS[kind]
+        return [":and", base, *refinements] if refinements else base
+    if kind == "str":
+        text: Any = ":string"
+        if defn.pattern is not None:
+            text = [":and", ":string", [":re", defn.pattern]]
+        return [":maybe", text] if defn.default is None else text
+    if kind == "bool":
+        return ":boolean"
+    if kind == "categorical":
+        return [":enum", *(defn.values or [])]
+    if defn.schema_ is not None:
+        return _map(defn.schema_)
+    if kind == "dict":
+        key: Any = ":string" if defn.key_type == "str" else ":int"
+        if defn.keys is not None:
+            key = [":enum", *defn.keys]
+        return [":map-of", key, schema_data(defn.value_type)]  # type: ignore[arg-type]
+    if kind == "list":
+        return [":vector", schema_data(defn.item_type)]  # type: ignore[arg-type]
+    return [":tuple", *(schema_data(child) for child in defn.item_types or [])]
+
+
+def _map(fields: Mapping[str, VariableDefinition]) -> list[Any]:
+    entries: list[Any] = [":map"]
+    for name, child in fields.items():
+        optional = child.derived_default() is None
+        entries.append([name, {"optional": True}, schema_data(child)] if optional
+                       else [name, schema_data(child)])  # fmt: skip
+    return entries
+
+
+def action_signature(actions: Mapping[str, VariableDefinition]) -> Any:
+    """The world's action as a Malli-lite function schema: one named parameter per field."""
+    from envkit.schema import parse
+
+    params = [[name, schema_data(defn)] for name, defn in actions.items()]
+    return parse([":=>", [":cat", *params], ":any"])
