@@ -8,7 +8,7 @@ PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
 .PHONY: test demo bench lint format clean
 
-test: $(VENV)/.extras-train,dev
+test: $(VENV)/.extras-train,server,dev
 	$(BIN)/python -m pytest -q -n 2
 
 demo: $(VENV)/.extras-train
