@@ -1,0 +1,32 @@
+"""Chess game records: the data model's Game, BoardState, Move, agents, sessions and checks.
+
+``models``: the frozen pydantic models; ``check``: ``validate_game_state``.
+"""
+
+from chess_env.game.check import validate_game_state
+from chess_env.game.models import (
+    AgentConfig,
+    AgentStats,
+    BoardState,
+    Color,
+    Game,
+    GameResult,
+    GameSession,
+    GameStatus,
+    Move,
+    Termination,
+)
+
+__all__ = [
+    "AgentConfig",
+    "AgentStats",
+    "BoardState",
+    "Color",
+    "Game",
+    "GameResult",
+    "GameSession",
+    "GameStatus",
+    "Move",
+    "Termination",
+    "validate_game_state",
+]

@@ -1,0 +1,309 @@
+"""StateManager: capacity and eviction order, idle cleanup, sessions, the archive, threads."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import threading
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import chess.pgn
+import pytest
+from pydantic import ValidationError
+
+from chess_env.errors import GameOverError, IllegalActionError
+from chess_env.game import AgentConfig, Game, validate_game_state
+from chess_env.game_store import GameNotFoundError, SessionNotFoundError, StateManager
+
+AGENT = {"personality": "balanced", "model_name": "m", "system_prompt": "Play well."}
+WHITE = AgentConfig(agent_id="white", name="White", **AGENT)
+BLACK = AgentConfig(agent_id="black", name="Black", **AGENT)
+
+
+class FakeClock:
+    """A clock that moves only when told to."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2025, 10, 25, 10, 0, tzinfo=timezone.utc)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+def create(manager: StateManager, clock: FakeClock) -> str:
+    """A new game's id, one second after the previous change."""
+    clock.advance(1)
+    return manager.create_game(WHITE, BLACK).game_id
+
+
+def ids(manager: StateManager) -> list[str]:
+    return [game.game_id for game in manager.list_games()]
+
+
+def archived(directory: Path) -> tuple[list[Game], list[chess.pgn.Game]]:
+    """The games in ``games.jsonl`` and in ``games.pgn``, in order."""
+    lines = (directory / "games.jsonl").read_text().splitlines()
+    games = [Game.model_validate_json(line) for line in lines]
+    stream, pgns = io.StringIO((directory / "games.pgn").read_text()), []
+    while (pgn := chess.pgn.read_game(stream)) is not None:
+        pgns.append(pgn)
+    return games, pgns
+
+
+# -- capacity ------------------------------------------------------------------------------------
+
+
+def test_eviction_takes_finished_games_first_then_the_least_recently_updated(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    manager = StateManager(max_games=3, archive_dir=tmp_path, clock=clock)
+    first, second, third = (create(manager, clock) for _ in range(3))
+    clock.advance(1)
+    manager.resign(third, "white")  # the newest change, but finished
+    clock.advance(1)
+    manager.apply_move(first, "e4")  # now second is the least recently updated
+    fourth = create(manager, clock)
+    assert ids(manager) == [first, second, fourth]
+    fifth = create(manager, clock)
+    assert ids(manager) == [first, fourth, fifth]
+    clock.advance(1)
+    manager.resign(fourth, "black")
+    clock.advance(1)
+    manager.resign(fifth, "black")
+    sixth = create(manager, clock)  # two finished games: the older one goes
+    assert ids(manager) == [first, fifth, sixth]
+    games, pgns = archived(tmp_path)
+    assert [game.game_id for game in games] == [third, second, fourth, fifth]
+    assert [pgn.headers["GameId"] for pgn in pgns] == [third, second, fourth, fifth]
+    assert [game.status for game in games] == ["resigned", "in_progress", "resigned", "resigned"]
+
+
+def test_max_games_is_configurable(clock: FakeClock) -> None:
+    manager = StateManager(max_games=1, clock=clock)
+    first = create(manager, clock)
+    second = create(manager, clock)
+    assert ids(manager) == [second]
+    with pytest.raises(GameNotFoundError):
+        manager.get_game(first)
+    manager = StateManager(clock=clock)
+    for _ in range(100):
+        create(manager, clock)
+    oldest = manager.list_games()[0].game_id
+    create(manager, clock)
+    assert len(manager.list_games()) == 100 and oldest not in ids(manager)
+    with pytest.raises(ValueError, match="max_games must be at least 1, got 0"):
+        StateManager(max_games=0)
+
+
+def test_a_bad_fen_evicts_nothing(clock: FakeClock) -> None:
+    manager = StateManager(max_games=1, clock=clock)
+    game_id = create(manager, clock)
+    with pytest.raises(ValueError, match="black has no king"):
+        manager.create_game(WHITE, BLACK, "8/8/8/8/8/8/8/K7 w - - 0 1")
+    assert ids(manager) == [game_id]
+
+
+# -- idle cleanup --------------------------------------------------------------------------------
+
+
+def test_idle_games_and_sessions_are_cleaned_up(clock: FakeClock, tmp_path: Path) -> None:
+    manager = StateManager(idle_timeout=60, archive_dir=tmp_path, clock=clock)
+    idle, busy = create(manager, clock), create(manager, clock)
+    idle_session, busy_session = manager.create_session(idle), manager.create_session(busy)
+    clock.advance(59)
+    manager.apply_move(busy, "d4")
+    assert manager.cleanup_idle() == []  # idle has waited exactly 60 s: not longer
+    clock.advance(1)
+    assert manager.cleanup_idle() == [idle]
+    assert ids(manager) == [busy]
+    with pytest.raises(SessionNotFoundError):
+        manager.get_session(idle_session.session_id)  # gone with its game
+    assert manager.get_session(busy_session.session_id)  # active 60 s ago: not longer
+    clock.advance(1)
+    assert manager.cleanup_idle() == []
+    with pytest.raises(SessionNotFoundError):
+        manager.get_session(busy_session.session_id)  # idle itself, though its game is not
+    games, _ = archived(tmp_path)
+    assert [game.game_id for game in games] == [idle]
+
+
+def test_create_game_cleans_up_idle_games_before_evicting(clock: FakeClock) -> None:
+    manager = StateManager(max_games=2, idle_timeout=timedelta(minutes=5), clock=clock)
+    idle = create(manager, clock)
+    clock.advance(600)
+    finished = create(manager, clock)
+    manager.resign(finished, "white")
+    newest = create(manager, clock)
+    assert ids(manager) == [finished, newest]  # not the finished game: the idle one
+    assert idle not in ids(manager)
+    with pytest.raises(ValueError, match="idle_timeout must be positive"):
+        StateManager(idle_timeout=0)
+
+
+# -- games and sessions --------------------------------------------------------------------------
+
+
+def test_moves_and_endings(clock: FakeClock) -> None:
+    manager = StateManager(clock=clock)
+    game_id = create(manager, clock)
+    for move in ("f3", "e5", "g4"):
+        clock.advance(2)
+        manager.apply_move(game_id, move, thinking_time=1.5)
+    before = manager.get_game(game_id)
+    with pytest.raises(IllegalActionError, match="the queen on d8 cannot move to d5"):
+        manager.apply_move(game_id, "Qd5")
+    assert manager.get_game(game_id) is before  # an illegal move changes nothing
+    clock.advance(2)
+    game = manager.apply_move(game_id, "Qh4#")
+    assert (game.status, game.result, game.ended_at) == ("checkmate", "black_wins", clock.now)
+    assert [m.timestamp for m in game.move_history][-1] == clock.now
+    assert manager.list_games("checkmate") == [game] and manager.list_games("in_progress") == []
+    with pytest.raises(GameOverError):
+        manager.apply_move(game_id, "a3")
+    other = create(manager, clock)
+    assert manager.timeout(other, "white").result == "black_wins"
+
+
+def test_missing_ids_are_named(clock: FakeClock) -> None:
+    manager = StateManager(clock=clock)
+    with pytest.raises(GameNotFoundError, match="no game 'nope' in memory") as caught:
+        manager.get_game("nope")
+    assert isinstance(caught.value, KeyError) and caught.value.game_id == "nope"
+    for call in (lambda: manager.apply_move("nope", "e4"), lambda: manager.create_session("x")):
+        with pytest.raises(GameNotFoundError):
+            call()
+    with pytest.raises(SessionNotFoundError, match="no session 's1'"):
+        manager.touch("s1")
+
+
+def test_sessions(clock: FakeClock) -> None:
+    manager = StateManager(clock=clock)
+    game_id = create(manager, clock)
+    session = manager.create_session(game_id)
+    assert (session.game_id, session.created_at, session.spectators) == (game_id, clock.now, 0)
+    clock.advance(5)
+    touched = manager.touch(session.session_id, spectators=3)
+    assert (touched.last_activity, touched.spectators) == (clock.now, 3)
+    assert manager.touch(session.session_id).spectators == 3
+    assert manager.get_session(session.session_id) == manager.touch(session.session_id)
+    with pytest.raises(ValidationError, match="greater than or equal to 0"):
+        manager.touch(session.session_id, spectators=-1)
+
+
+def test_a_naive_clock_is_refused() -> None:
+    manager = StateManager(clock=lambda: datetime(2025, 10, 25))
+    with pytest.raises(ValueError, match="timezone-aware"):
+        manager.create_game(WHITE, BLACK)
+
+
+# -- the archive ---------------------------------------------------------------------------------
+
+
+def test_the_archive_holds_exactly_the_finished_and_evicted_games(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    directory = tmp_path / "archive"
+    with StateManager(max_games=2, archive_dir=directory, clock=clock) as manager:
+        mate, playing = create(manager, clock), create(manager, clock)
+        for move in ("f3", "e5", "g4", "Qh4#"):
+            manager.apply_move(mate, move)
+        manager.apply_move(playing, "e4")
+        assert [game.game_id for game in archived(directory)[0]] == [mate]  # at once
+        evicted_later = create(manager, clock)  # evicts mate: already archived, not again
+        assert [game.game_id for game in archived(directory)[0]] == [mate]
+        untouched = create(manager, clock)  # evicts playing, unfinished
+    with pytest.raises(RuntimeError, match="closed"):
+        manager.get_game(untouched)
+    games, pgns = archived(directory)
+    # close() archives what is left, in memory order
+    assert [game.game_id for game in games] == [mate, playing, evicted_later, untouched]
+    assert len(pgns) == len(games)
+    for game, pgn in zip(games, pgns, strict=True):
+        assert validate_game_state(game) == []
+        assert pgn.headers["GameId"] == game.game_id
+        assert pgn.end().board().fen() == game.board_state.fen
+    assert games[0].status == "checkmate" and pgns[0].headers["Result"] == "0-1"
+    assert len(games[1].move_history) == 1 and pgns[1].headers["Result"] == "*"
+    lines = (directory / "games.jsonl").read_text().splitlines()
+    assert all(json.loads(line)["game_id"] for line in lines)
+
+
+def test_no_archive_dir_writes_nothing(clock: FakeClock, tmp_path: Path) -> None:
+    manager = StateManager(max_games=1, clock=clock)
+    game_id = create(manager, clock)
+    manager.resign(game_id, "white")
+    create(manager, clock)
+    manager.close()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_archive_warns_and_is_retried_when_the_game_leaves(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    manager = StateManager(max_games=1, archive_dir=tmp_path, clock=clock)
+    game_id = create(manager, clock)
+    (tmp_path / "games.jsonl").mkdir()  # appending to it fails
+    with pytest.warns(RuntimeWarning, match=f"could not archive finished game {game_id}"):
+        game = manager.resign(game_id, "white")
+    assert manager.get_game(game_id) == game  # the game itself is kept
+    with pytest.raises(OSError):
+        create(manager, clock)  # it cannot leave memory unarchived
+    assert ids(manager) == [game_id]
+    (tmp_path / "games.jsonl").rmdir()
+    create(manager, clock)
+    assert [g.game_id for g in archived(tmp_path)[0]] == [game_id]
+
+
+# -- threads -------------------------------------------------------------------------------------
+
+
+def test_threads_playing_different_games_leave_every_history_valid(tmp_path: Path) -> None:
+    manager = StateManager(max_games=8, archive_dir=tmp_path)
+    game_ids = [manager.create_game(WHITE, BLACK).game_id for _ in range(8)]
+    start, errors = threading.Barrier(len(game_ids) + 1), []
+
+    def play(game_id: str, seed: int) -> None:
+        rng = random.Random(seed)
+        game = manager.get_game(game_id)
+        while not game.is_over and len(game.move_history) < 40:
+            move = rng.choice(game.board_state.legal_moves)
+            game = manager.apply_move(game_id, move, thinking_time=rng.random())
+            manager.list_games()
+
+    def watch() -> None:
+        for index in range(200):
+            session = manager.create_session(game_ids[index % len(game_ids)])
+            manager.touch(session.session_id, spectators=index)
+
+    def run(task: Callable[..., None], *args: object) -> None:
+        start.wait()
+        try:
+            task(*args)
+        except Exception as error:  # a thread's exception would otherwise only be printed
+            errors.append(error)
+
+    threads = [threading.Thread(target=run, args=(play, g, i)) for i, g in enumerate(game_ids)]
+    threads.append(threading.Thread(target=run, args=(watch,)))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    games = {game.game_id: game for game in manager.list_games()}
+    assert sorted(games) == sorted(game_ids)
+    for game in games.values():
+        assert validate_game_state(game) == []
+        assert len(game.move_history) == 40 or game.is_over
+    manager.close()
+    assert {game.game_id: game for game in archived(tmp_path)[0]} == games  # each once, as last
