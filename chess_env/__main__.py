@@ -1,4 +1,5 @@
-"""``python -m chess_env``: a demo game (``demo``, the default) or an evaluation (``eval``)."""
+"""``python -m chess_env``: a demo game (``demo``, the default), an evaluation (``eval``) or the
+OpenEnv server (``serve``)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ def main(argv: list[str] | None = None) -> None:
     demo.add_argument("--max-plies", type=int, default=200, help="0 for no cap")
     demo.set_defaults(run=_demo)
     _add_eval(commands)
+    _add_serve(commands)
     args = parser.parse_args((sys.argv[1:] if argv is None else argv) or ["demo"])
     args.run(args, parser)
 
@@ -89,6 +91,25 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None
     if args.out:
         for path in write_report(report, args.out):
             print(f"wrote {path}")
+
+
+def _add_serve(commands: argparse._SubParsersAction) -> None:
+    serve = commands.add_parser(
+        "serve",
+        help="serve ChessEnv over HTTP, WebSocket and MCP (OpenEnv's protocol)",
+        description="Needs the server extra: pip install 'polyarena[server]'.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: local only)")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.set_defaults(run=_serve)
+
+
+def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    try:
+        from chess_env.server import serve
+    except ImportError as error:  # the server extra is not installed
+        parser.exit(1, f"{parser.prog} serve: error: {error}; pip install 'polyarena[server]'\n")
+    serve(args.host, args.port)
 
 
 def _print_report(report: EvaluationReport) -> None:

@@ -1,0 +1,273 @@
+"""``ChessEnv`` as an OpenEnv server: ``ChessAdapter``, ``create_chess_app`` and ``serve``.
+
+``python -m chess_env serve [--host 127.0.0.1] [--port 8000]`` runs it. The agent plays one side
+against the opponent chosen at reset::
+
+    POST /reset {"opponent": "greedy", "agent_color": "black", "seed": 1, "include_tensor": true}
+    POST /step  {"action": {"move": "Nf6"}, "session_id": "..."}   (or {"action": {"action": 2421}})
+
+An action is ``{"move": text}`` (UCI or SAN, read by ``chess_env.move_parsing.parse_move``) or
+``{"action": index}`` (the AlphaZero index of ``chess_env.encoding``). An illegal move is a
+VALIDATION_ERROR whose ``reason`` is ``parse_move``'s (e.g. "cannot_move_there") or
+"illegal_action" for an index; nothing is played and the agent may try again. The MCP tool
+``move`` plays a move too.
+
+Example:
+    >>> adapter = ChessAdapter()
+    >>> adapter.reset(seed=0, opponent="greedy").observation.legal_moves[:3]
+    ['g1h3', 'g1f3', 'b1c3']
+    >>> result = adapter.step(ChessAction(move="e4"))
+    >>> result.observation.opponent_move, result.reward, result.done
+    ('d7d5', 0.0, False)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import chess
+import numpy as np
+from fastapi import FastAPI
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+import chess_env
+from chess_env.encoding import ACTION_SIZE, encode_move
+from chess_env.env import ChessEnv
+from chess_env.errors import IllegalActionError, InvalidPositionError, StockfishNotFoundError
+from chess_env.move_parsing import MoveParseError, parse_move
+from chess_env.render import render_ansi
+from envkit.server import (
+    EpisodeState,
+    EpisodeStateError,
+    InvalidInputError,
+    StepResult,
+    ToolSpec,
+    create_app,
+    make_server,
+)
+
+__all__ = [
+    "ChessAction",
+    "ChessAdapter",
+    "ChessObservation",
+    "ChessResetOptions",
+    "ChessState",
+    "create_chess_app",
+    "serve",
+]
+
+MAX_MOVE_TEXT = 1024  # an LLM's answer may wrap the move in prose; parse_move finds it
+MAX_OPENING = 1000  # plies of the "moves" reset option
+_TO_ASCII = str.maketrans({"·": ".", **{u: s for s, u in chess.UNICODE_PIECE_SYMBOLS.items()}})
+
+
+class ChessResetOptions(BaseModel):
+    """The reset options of a chess episode (besides OpenEnv's ``seed`` and ``episode_id``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    opponent: Literal["random", "greedy", "stockfish"] = Field(
+        "random", description="Who plays the other side"
+    )
+    agent_color: Literal["white", "black", "random"] = Field(
+        "white", description="The agent's side ('random': drawn from the seed)"
+    )
+    fen: str | None = Field(None, max_length=100, description="Start position (default: standard)")
+    moves: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_OPENING,
+        description="Opening moves in UCI, played first",
+    )
+    include_tensor: bool = Field(
+        False, strict=True, description="Add the (8, 8, 12) board tensor to every observation"
+    )
+
+
+class ChessAction(BaseModel):
+    """One move: ``move`` (UCI or SAN text) or ``action`` (AlphaZero index), exactly one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    move: str | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_MOVE_TEXT,
+        description="The move in UCI (e2e4) or SAN (e4)",
+    )
+    action: int | None = Field(
+        None, ge=0, lt=ACTION_SIZE, strict=True, description="The move's AlphaZero action index"
+    )
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="Ignored; OpenEnv's typed clients always send it"
+    )
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ChessAction:
+        if (self.move is None) == (self.action is None):
+            raise ValueError('give exactly one of "move" (UCI or SAN text) or "action" (an index)')
+        return self
+
+
+class ChessObservation(BaseModel):
+    """The position after the agent's move and the opponent's reply."""
+
+    fen: str = Field(description="The position in FEN")
+    legal_moves: list[str] = Field(description="The agent's legal moves in UCI (empty once over)")
+    is_check: bool = Field(description="Whether the side to move is in check")
+    result: str = Field(description='"1-0", "0-1", "1/2-1/2", or "*" while the game goes on')
+    outcome: str | None = Field(description='How the game ended ("checkmate", ...), else None')
+    ascii: str = Field(description="The board from the agent's side, in ASCII with coordinates")
+    agent_color: Literal["white", "black"] = Field(description="The side the agent plays")
+    opponent_move: str | None = Field(description="The opponent's last reply in UCI, if any")
+    ply: int = Field(description="Plies played in the game")
+    board_tensor: list[list[list[int]]] | None = Field(
+        None, description="(8, 8, 12) piece planes, agent's pieces first; only if asked at reset"
+    )
+
+
+class ChessState(EpisodeState):
+    """The episode's state (fields other than episode_id and step_count are absent before reset)."""
+
+    fen: str | None = Field(None, description="The position in FEN")
+    ply: int | None = Field(None, description="Plies played in the game")
+    agent_color: Literal["white", "black"] | None = Field(None, description="The agent's side")
+    opponent: str | None = Field(None, description="The opponent's name")
+    result: str | None = Field(None, description='"1-0", "0-1", "1/2-1/2" or "*"')
+    done: bool | None = Field(None, description="Whether the episode has ended")
+
+
+class ChessAdapter:
+    """One ``ChessEnv`` per session; the opponent and start position are chosen at each reset."""
+
+    name = "chess"
+    description = (
+        "Chess against an opponent (random, greedy or Stockfish): the agent sends one move per "
+        "step, in UCI or SAN text or as an AlphaZero action index; reward +1 win, -1 loss, 0 draw."
+    )
+    version = chess_env.__version__
+    action_model = ChessAction
+    observation_model = ChessObservation
+    state_model = ChessState
+
+    def __init__(self) -> None:
+        self._env: ChessEnv | None = None
+        self._options = ChessResetOptions()
+        self._done = False
+
+    def reset(self, *, seed: int | None = None, **options: Any) -> StepResult:
+        parsed = ChessResetOptions.model_validate(options)
+        try:
+            env = ChessEnv(opponent=parsed.opponent, agent_color=parsed.agent_color)
+        except StockfishNotFoundError as error:
+            raise InvalidInputError(str(error), reason="opponent_unavailable") from None
+        try:
+            observation, info = env.reset(
+                seed=seed, options={"fen": parsed.fen, "moves": parsed.moves}
+            )
+        except InvalidPositionError as error:
+            env.close()
+            raise InvalidInputError(str(error), reason="invalid_position") from None
+        if self._env is not None:
+            self._env.close()
+        self._env, self._options, self._done = env, parsed, False
+        return self._result(observation, info, None, done=False, truncated=False)
+
+    def step(self, action: ChessAction) -> StepResult:
+        env = self._live_env()
+        index = action.action
+        if action.move is not None:
+            try:
+                move = parse_move(action.move, env.board, env.game.legal_moves)
+            except MoveParseError as error:
+                raise InvalidInputError(str(error), reason=error.reason) from None
+            index = encode_move(move, env.board.turn)
+        try:
+            observation, reward, terminated, truncated, info = env.step(index)
+        except IllegalActionError as error:
+            raise InvalidInputError(str(error), reason="illegal_action") from None
+        self._done = terminated or truncated
+        return self._result(observation, info, reward, done=self._done, truncated=truncated)
+
+    def state(self) -> dict[str, Any]:
+        if self._env is None:
+            return {}
+        board = self._env.board
+        outcome = self._env.game.outcome
+        return {
+            "fen": board.fen(),
+            "ply": board.ply(),
+            "agent_color": _color(self._env.agent),
+            "opponent": self._options.opponent,
+            "result": outcome.result() if outcome else "*",
+            "done": self._done,
+        }
+
+    def tools(self) -> list[ToolSpec]:
+        return [
+            ToolSpec(
+                "move",
+                "Play one chess move for the agent, in UCI (e2e4) or SAN (Nf3, O-O); the opponent "
+                "replies at once. Returns the new position, the reward and whether the game ended.",
+                "(move :string) -> {observation :map, reward :double?, done :boolean}",
+            )
+        ]
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> StepResult:
+        return self.step(ChessAction(move=arguments["move"]))
+
+    def close(self) -> None:
+        if self._env is not None:
+            self._env.close()
+            self._env = None
+
+    def _live_env(self) -> ChessEnv:
+        if self._env is None:
+            raise EpisodeStateError("no episode yet: reset first", reason="not_reset")
+        if self._done:
+            raise EpisodeStateError(
+                f"the episode is over ({self._env.game.ending}); reset to play again",
+                reason="episode_over",
+            )
+        return self._env
+
+    def _result(
+        self,
+        tensor: np.ndarray,
+        info: dict[str, Any],
+        reward: float | None,
+        *,
+        done: bool,
+        truncated: bool,
+    ) -> StepResult:
+        assert self._env is not None
+        board, agent = self._env.board, self._env.agent
+        fields = {
+            "fen": info["fen"],
+            "legal_moves": info["legal_moves"],
+            "is_check": board.is_check(),
+            "result": info["result"],
+            "outcome": info["outcome"],
+            "ascii": render_ansi(board, agent).translate(_TO_ASCII),
+            "agent_color": info["agent_color"],
+            "opponent_move": info["opponent_move"],
+            "ply": info["ply"],
+        }
+        if self._options.include_tensor:
+            fields["board_tensor"] = tensor.tolist()
+        metadata = {"truncated": True} if truncated else {}
+        return StepResult(ChessObservation(**fields), reward, done, metadata)
+
+
+def _color(color: chess.Color) -> str:
+    return "white" if color == chess.WHITE else "black"
+
+
+def create_chess_app(**settings: Any) -> FastAPI:
+    """The chess server app; ``settings`` go to ``envkit.server.create_app`` (``max_sessions``,
+    ``idle_timeout``, ...)."""
+    return create_app(ChessAdapter, **settings)
+
+
+def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
+    """Run the chess server with uvicorn until interrupted."""
+    make_server(create_chess_app(), host=host, port=port).run()

@@ -1,0 +1,47 @@
+"""An OpenEnv-compatible server for any env behind an ``EnvAdapter``, so OpenEnv's clients can
+drive it (needs the ``server`` extra: FastAPI, uvicorn).
+
+- ``create_app(adapter_factory, ...)``: the FastAPI app; ``make_server(app)``: uvicorn for it.
+- Routes: ``POST /reset`` (opens a session: ``session_id``), ``POST /step``, ``GET /state``,
+  ``DELETE /sessions/{id}``, ``GET /health``, ``/metadata``, ``/schema``, ``WS /ws`` (one session
+  per connection) and ``POST /mcp`` (JSON-RPC tools/list and tools/call).
+- ``EnvAdapter``, ``StepResult``, ``ToolSpec``, ``EpisodeState``: what an env implements.
+- ``SessionStore``: sessions by UUID4, with a cap (CAPACITY_REACHED) and an idle expiry.
+- Errors an adapter raises: ``InvalidInputError`` (VALIDATION_ERROR, 422) and
+  ``EpisodeStateError`` (EXECUTION_ERROR, 409); ``ErrorCode`` lists OpenEnv's codes.
+- Limits: HTTP bodies over 64 KB get 413 unread; WebSocket messages over 64 KB close with 1009.
+"""
+
+from __future__ import annotations
+
+from envkit.server.adapter import EnvAdapter, EpisodeState, StepResult, ToolSpec
+from envkit.server.app import create_app, make_server
+from envkit.server.errors import (
+    CapacityError,
+    EpisodeStateError,
+    ErrorCode,
+    InvalidInputError,
+    ServiceError,
+    UnknownSessionError,
+)
+from envkit.server.limits import MAX_BODY_BYTES, MAX_MESSAGE_BYTES
+from envkit.server.sessions import Session, SessionStore
+
+__all__ = [
+    "MAX_BODY_BYTES",
+    "MAX_MESSAGE_BYTES",
+    "CapacityError",
+    "EnvAdapter",
+    "EpisodeState",
+    "EpisodeStateError",
+    "ErrorCode",
+    "InvalidInputError",
+    "ServiceError",
+    "Session",
+    "SessionStore",
+    "StepResult",
+    "ToolSpec",
+    "UnknownSessionError",
+    "create_app",
+    "make_server",
+]

@@ -1,0 +1,104 @@
+"""``EnvAdapter``: the small protocol an environment implements to be served.
+
+The server knows nothing of any one env: it validates actions with the adapter's pydantic
+``action_model``, forwards them, and sends back the ``StepResult``. One adapter instance is one
+session, so an adapter may keep all the state it likes.
+
+- ``StepResult``: observation, reward, done and metadata; ``to_wire()`` is OpenEnv's payload.
+- ``ToolSpec``: a tool for LLM agents (MCP), its arguments as a Malli-lite signature.
+- ``EpisodeState``: the base of every ``state_model`` (OpenEnv's ``episode_id`` and
+  ``step_count``, which the server keeps).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from envkit.schema import Signature
+
+__all__ = ["EnvAdapter", "EpisodeState", "StepResult", "ToolSpec"]
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What ``reset`` and ``step`` return.
+
+    Fields of ``observation`` left unset are left out of the payload, so optional parts (a board
+    tensor asked for at reset) are absent rather than null.
+    """
+
+    observation: BaseModel
+    reward: float | None = None
+    done: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_wire(self) -> dict[str, Any]:
+        """OpenEnv's ``{"observation", "reward", "done"}``, with ``metadata`` when there is any."""
+        payload = {
+            "observation": self.observation.model_dump(mode="json", exclude_unset=True),
+            "reward": self.reward,
+            "done": self.done,
+        }
+        return {**payload, "metadata": self.metadata} if self.metadata else payload
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool an LLM agent may call; ``signature`` is Malli-lite: ``(move :string) -> :any``."""
+
+    name: str
+    description: str
+    signature: Signature
+
+
+class EpisodeState(BaseModel):
+    """The state every env reports; an adapter's ``state_model`` adds its own fields."""
+
+    model_config = ConfigDict(extra="allow")
+
+    episode_id: str | None = Field(None, description="The current episode's id (None before reset)")
+    step_count: int = Field(0, ge=0, description="Steps taken in the current episode")
+
+
+class EnvAdapter(Protocol):
+    """One env instance behind the server.
+
+    ``reset`` and ``step`` raise ``envkit.server.InvalidInputError`` for input the env refuses
+    (reported as VALIDATION_ERROR, with a reason), ``EpisodeStateError`` for a call it cannot take
+    now (EXECUTION_ERROR) and pydantic's ``ValidationError`` for options of the wrong shape. A
+    failed call must leave the env as it was.
+    """
+
+    name: str
+    description: str
+    version: str
+    action_model: type[BaseModel]
+    observation_model: type[BaseModel]
+    state_model: type[EpisodeState]
+
+    def reset(self, *, seed: int | None = None, **options: Any) -> StepResult:
+        """Start an episode; ``options`` are the extra fields of the reset request."""
+        ...
+
+    def step(self, action: Any) -> StepResult:
+        """Play ``action``, an instance of ``action_model``."""
+        ...
+
+    def state(self) -> dict[str, Any]:
+        """The env's fields of ``state_model`` (``{}`` before the first reset)."""
+        ...
+
+    def tools(self) -> list[ToolSpec]:
+        """The tools ``call_tool`` takes (the same for every instance)."""
+        ...
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> StepResult:
+        """Run tool ``name`` with ``arguments`` already validated against its signature."""
+        ...
+
+    def close(self) -> None:
+        """Release what the env holds (an engine process)."""
+        ...

@@ -1,0 +1,107 @@
+"""``create_app``: the FastAPI app serving one kind of env; ``make_server``: uvicorn for it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException
+
+from envkit.server.adapter import EnvAdapter
+from envkit.server.errors import ErrorCode, ServiceError, error_payload
+from envkit.server.limits import MAX_BODY_BYTES, MAX_MESSAGE_BYTES, BodySizeLimit, Limits
+from envkit.server.models import ErrorResponse
+from envkit.server.routers import env, info, mcp, sessions, ws
+from envkit.server.service import EnvService
+from envkit.server.sessions import SessionStore
+
+__all__ = ["create_app", "make_server"]
+
+OPENAPI_VERSION = "1.0.0"  # the version of the HTTP API, as OpenEnv numbers its own
+
+
+def create_app(
+    adapter_factory: Callable[[], EnvAdapter],
+    *,
+    max_sessions: int = 64,
+    idle_timeout: float | None = 600.0,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
+    clock: Callable[[], float] = time.monotonic,
+) -> FastAPI:
+    """An app serving ``adapter_factory()`` envs over OpenEnv's HTTP, WebSocket and MCP routes.
+
+    Args:
+        adapter_factory: makes one env per session (called once more at start-up, to read the
+            env's name, schemas and tools).
+        max_sessions: open sessions at most, HTTP and WebSocket together.
+        idle_timeout: seconds after which an unused HTTP session closes (None: never).
+        max_body_bytes: larger HTTP bodies get 413, unread.
+        max_message_bytes: larger WebSocket messages close the connection (1009).
+        clock: the time source of idle expiry (tests pass a fake one).
+    """
+    store = SessionStore(
+        adapter_factory, max_sessions=max_sessions, idle_timeout=idle_timeout, clock=clock
+    )
+    service = EnvService(store)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        store.close_all()
+
+    app = FastAPI(
+        title=f"{service.info.name} (OpenEnv server)",
+        description=service.info.description,
+        version=OPENAPI_VERSION,
+        lifespan=lifespan,
+        responses={
+            400: {"model": ErrorResponse, "description": "The body is not JSON (INVALID_JSON)"},
+            413: {"model": ErrorResponse, "description": "The body is over the size limit"},
+            422: {
+                "model": ErrorResponse,
+                "description": "Malformed request, or input the env refuses (VALIDATION_ERROR)",
+            },
+        },
+    )
+    app.state.env_service = service
+    app.state.limits = Limits(max_body_bytes=max_body_bytes, max_message_bytes=max_message_bytes)
+    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
+    for handled in (ServiceError, ValidationError, RequestValidationError):
+        app.add_exception_handler(handled, _error_response)
+    app.add_exception_handler(HTTPException, _http_error_response)
+    for module in (info, env, sessions, ws, mcp):
+        app.include_router(module.router)
+    return app
+
+
+async def _error_response(request: Request, error: Exception) -> JSONResponse:
+    """Refused requests as ``{"detail", "code", ...}``; never echoes input (it may be NaN)."""
+    status, body = error_payload(error)
+    return JSONResponse({"detail": body.pop("message"), **body}, status_code=status)
+
+
+async def _http_error_response(request: Request, error: Exception) -> Response:
+    """FastAPI's own errors; a body it could not decode (not UTF-8, too deep) is INVALID_JSON."""
+    assert isinstance(error, HTTPException)
+    cause = error.__cause__
+    if error.status_code == 400 and isinstance(cause, (ValueError, RecursionError)):
+        message = f"the body is not valid JSON: {cause}"
+        body = {"detail": message, "code": ErrorCode.INVALID_JSON.value}
+        return JSONResponse(body, status_code=400)
+    return await http_exception_handler(request, error)
+
+
+def make_server(app: FastAPI, *, host: str = "127.0.0.1", port: int = 8000) -> uvicorn.Server:
+    """A uvicorn server for ``app`` whose WebSocket frame limit is the app's message limit."""
+    config = uvicorn.Config(
+        app, host=host, port=port, ws_max_size=app.state.limits.max_message_bytes
+    )
+    return uvicorn.Server(config)

@@ -1,0 +1,106 @@
+"""Size limits and strict JSON: what the server refuses before any env sees it.
+
+- ``BodySizeLimit``: ASGI middleware answering 413 to an HTTP body over ``max_bytes``, from its
+  Content-Length or, without one (chunked), as soon as the bytes read so far exceed it; the rest
+  is never read. A body within the limit is read whole and replayed to the app.
+- ``loads``: ``json.loads`` that refuses NaN and Infinity (not JSON) and reports depth and digit
+  limits as ``ValueError`` too, for WebSocket and JSON-RPC messages.
+
+The WebSocket counterpart of the body limit (close code 1009) is in ``envkit.server.routers.ws``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from envkit.server.errors import ErrorCode
+
+__all__ = ["MAX_BODY_BYTES", "MAX_MESSAGE_BYTES", "BodySizeLimit", "Limits", "loads"]
+
+MAX_BODY_BYTES = 64 * 1024
+MAX_MESSAGE_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    """An app's size limits in bytes (``app.state.limits``)."""
+
+    max_body_bytes: int = MAX_BODY_BYTES
+    max_message_bytes: int = MAX_MESSAGE_BYTES
+
+
+class BodySizeLimit:
+    """Answer 413 to an HTTP request body over ``max_bytes`` without reading the rest of it."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES) -> None:
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared and (not declared.isdigit() or int(declared) > self.max_bytes):
+            await self._refuse(scope, receive, send)
+            return
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await self._refuse(scope, receive, send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        await self.app(scope, _replay(b"".join(chunks), receive), send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        message = f"the request body is over the limit of {self.max_bytes} bytes"
+        body = {"detail": message, "code": ErrorCode.VALIDATION_ERROR.value}
+        await JSONResponse(body, status_code=413, headers={"Connection": "close"})(
+            scope, receive, send
+        )
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives the buffered body once, then waits on the real one."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
+def loads(text: str | bytes) -> Any:
+    """Strict JSON: ``ValueError`` for NaN, Infinity, too deep nesting and too many digits.
+
+    Example:
+        >>> loads('{"move": "e2e4"}')
+        {'move': 'e2e4'}
+        >>> loads('{"action": NaN}')
+        Traceback (most recent call last):
+        ...
+        ValueError: NaN is not valid JSON
+    """
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")

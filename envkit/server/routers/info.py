@@ -1,0 +1,33 @@
+"""``GET /health``, ``/metadata`` and ``/schema``: what a client reads before it plays."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from envkit.server.models import HealthResponse, MetadataResponse, SchemaResponse
+from envkit.server.service import Service
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["Environment Info"])
+
+
+@router.get("/health", response_model=HealthResponse, summary="Health check")
+def health() -> HealthResponse:
+    return HealthResponse()
+
+
+@router.get("/metadata", response_model=MetadataResponse, summary="The environment's metadata")
+def metadata(service: Service) -> MetadataResponse:
+    info = service.info
+    return MetadataResponse(name=info.name, description=info.description, version=info.version)
+
+
+@router.get("/schema", response_model=SchemaResponse, summary="JSON Schemas of the env's data")
+def schema(service: Service) -> SchemaResponse:
+    info = service.info
+    return SchemaResponse(
+        action=info.action_model.model_json_schema(),
+        observation=info.observation_model.model_json_schema(),
+        state=info.state_model.model_json_schema(),
+    )

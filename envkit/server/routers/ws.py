@@ -1,0 +1,126 @@
+"""``/ws``: OpenEnv's WebSocket, one session per connection.
+
+Client -> server: ``{"type": "reset", "data": {seed?, episode_id?, ...options}}``, ``{"type":
+"step", "data": {...action}}``, ``{"type": "state"}``, ``{"type": "close"}`` and ``{"type": "mcp",
+"data": <JSON-RPC request>}``. Server -> client: ``{"type": "observation", "data": {observation,
+reward, done, metadata?}}``, ``{"type": "state", "data": {...}}``, ``{"type": "mcp", "data":
+<JSON-RPC reply>}`` or ``{"type": "error", "data": {message, code, reason?, errors?}}``.
+
+An error frame never closes the connection, and the env stays as it was. The connection closes
+on "close" (1000), on a message over the size limit (1009, "message too big") and when no
+session slot is free (a CAPACITY_REACHED frame, then 1013, "try again later").
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+from starlette.concurrency import run_in_threadpool
+
+from envkit.server import mcp
+from envkit.server.errors import CapacityError, ErrorCode, error_payload
+from envkit.server.limits import loads
+from envkit.server.models import ResetRequest
+from envkit.server.service import EnvService, Service
+
+__all__ = ["CLOSE_TOO_BIG", "CLOSE_TRY_AGAIN_LATER", "answer", "router"]
+
+CLOSE_TOO_BIG = 1009
+CLOSE_TRY_AGAIN_LATER = 1013
+
+router = APIRouter()
+
+
+@router.websocket("/ws")
+async def env_socket(websocket: WebSocket, service: Service) -> None:
+    await websocket.accept()
+    try:
+        session = service.store.create(pinned=True)
+    except CapacityError as error:
+        await websocket.send_text(json.dumps(_frame("error", error_payload(error)[1])))
+        await websocket.close(CLOSE_TRY_AGAIN_LATER, "no session slot is free")
+        return
+    limit = websocket.app.state.limits.max_message_bytes
+    try:
+        while True:
+            event = await websocket.receive()
+            if event["type"] == "websocket.disconnect":
+                return
+            raw: str | bytes = event.get("text") or event.get("bytes") or b""
+            if len(raw.encode() if isinstance(raw, str) else raw) > limit:
+                await websocket.close(CLOSE_TOO_BIG, f"message over {limit} bytes")
+                return
+            try:
+                message = loads(raw)
+            except ValueError as error:
+                reply = _refusal(ErrorCode.INVALID_JSON, str(error))
+            else:
+                if isinstance(message, dict) and message.get("type") == "close":
+                    await websocket.close()
+                    return
+                reply = await run_in_threadpool(answer, service, session.id, message)
+            if reply is not None:
+                await websocket.send_text(json.dumps(reply))
+    except WebSocketDisconnect:  # the client left while a reply was on its way
+        pass
+    finally:
+        await run_in_threadpool(service.store.close, session.id)
+
+
+def answer(service: EnvService, session_id: str, message: Any) -> dict[str, Any] | None:
+    """The frame that answers one parsed message (None: nothing to send); never raises."""
+    if not isinstance(message, dict):
+        shape = 'a message is a JSON object: {"type": ..., "data": {...}}'
+        return _refusal(ErrorCode.VALIDATION_ERROR, shape)
+    kind, data = message.get("type"), message.get("data", {})
+    handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
+    if handler is None:
+        expected = ", ".join([*_HANDLERS, "close"])
+        unknown = f"unknown message type {json.dumps(kind)}; expected one of {expected}"
+        return _refusal(ErrorCode.UNKNOWN_TYPE, unknown)
+    if not isinstance(data, dict):
+        return _refusal(ErrorCode.VALIDATION_ERROR, f"{kind}: data must be a JSON object")
+    try:
+        return handler(service, session_id, data)
+    except Exception as error:
+        return _frame("error", error_payload(error)[1])
+
+
+def _reset(service: EnvService, session_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    request = ResetRequest.model_validate(data)
+    with service.store.use(session_id) as session:
+        return _frame("observation", service.reset(session, request))
+
+
+def _step(service: EnvService, session_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    with service.store.use(session_id) as session:
+        return _frame("observation", service.step(session, data))
+
+
+def _state(service: EnvService, session_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    with service.store.use(session_id) as session:
+        return _frame("state", service.state(session))
+
+
+def _mcp(service: EnvService, session_id: str, data: dict[str, Any]) -> dict[str, Any] | None:
+    reply = mcp.handle(service, data, session_id=session_id)
+    return None if reply is None else _frame("mcp", reply)
+
+
+_HANDLERS: dict[str, Callable[[EnvService, str, dict[str, Any]], dict[str, Any] | None]] = {
+    "reset": _reset,
+    "step": _step,
+    "state": _state,
+    "mcp": _mcp,
+}
+
+
+def _frame(kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    return {"type": kind, "data": data}
+
+
+def _refusal(code: ErrorCode, message: str) -> dict[str, Any]:
+    return _frame("error", {"code": code.value, "message": message})

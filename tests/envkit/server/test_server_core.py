@@ -1,0 +1,200 @@
+"""The generic server core with a toy env: the adapter protocol, sessions and unexpected errors."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from pydantic import BaseModel, ConfigDict, Field
+
+from envkit.server import (
+    CapacityError,
+    EpisodeState,
+    EpisodeStateError,
+    InvalidInputError,
+    SessionStore,
+    StepResult,
+    ToolSpec,
+    UnknownSessionError,
+    create_app,
+)
+
+
+class Add(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    delta: int = Field(ge=-20, le=20, strict=True, description="What to add")
+
+
+class Total(BaseModel):
+    total: int = Field(description="The running total")
+    note: str | None = Field(None, description="Set only when there is something to say")
+
+
+class CounterState(EpisodeState):
+    total: int | None = Field(None, description="The running total")
+
+
+class Counter:
+    """Add numbers until the total reaches 3; 13 is unlucky (a bug); odd totals are refused."""
+
+    name, description, version = "counter", "Adds numbers", "2.0"
+    action_model, observation_model, state_model = Add, Total, CounterState
+    closed: list[Counter] = []
+
+    def __init__(self) -> None:
+        self.total: int | None = None
+
+    def reset(self, *, seed: int | None = None, **options: Any) -> StepResult:
+        self.total = int(options.get("start", 0))
+        return StepResult(Total(total=self.total, note=f"seed {seed}"))
+
+    def step(self, action: Add) -> StepResult:
+        if self.total is None:
+            raise EpisodeStateError("reset first")
+        if action.delta == 7:
+            raise InvalidInputError("7 is not allowed", reason="seven")
+        if action.delta == 13:
+            raise RuntimeError("unlucky")
+        self.total += action.delta
+        return StepResult(Total(total=self.total), 1.0, self.total >= 3, {"delta": action.delta})
+
+    def state(self) -> dict[str, Any]:
+        return {} if self.total is None else {"total": self.total}
+
+    def tools(self) -> list[ToolSpec]:
+        return [ToolSpec("add", "Add a number", "(delta :int) -> :any")]
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> StepResult:
+        return self.step(Add(**arguments))
+
+    def close(self) -> None:
+        Counter.closed.append(self)
+
+
+@pytest.fixture
+def client() -> TestClient:
+    return TestClient(create_app(Counter), raise_server_exceptions=False)
+
+
+def test_any_adapter_is_served_with_its_own_schemas_and_tools(client: TestClient) -> None:
+    assert client.get("/metadata").json() == {
+        "name": "counter",
+        "description": "Adds numbers",
+        "version": "2.0",
+    }
+    schemas = client.get("/schema").json()
+    assert schemas["action"]["properties"]["delta"]["maximum"] == 20
+    assert set(schemas["state"]["properties"]) == {"episode_id", "step_count", "total"}
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    (tool,) = client.post("/mcp", json=listing).json()["result"]["tools"]
+    assert tool["name"] == "add" and tool["inputSchema"]["properties"] == {
+        "delta": {"type": "integer"}
+    }
+
+
+def test_unset_observation_fields_are_left_out_and_metadata_is_passed_on(
+    client: TestClient,
+) -> None:
+    first = client.post("/reset", json={"seed": 3, "start": 1}).json()
+    assert first["observation"] == {"total": 1, "note": "seed 3"}
+    header = {"X-Session-Id": first["session_id"]}
+    step = client.post("/step", json={"action": {"delta": 2}}, headers=header).json()
+    assert step["observation"] == {"total": 3}  # note was not set: absent, not null
+    assert step["metadata"] == {"delta": 2} and step["done"] is True and step["reward"] == 1.0
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json({"type": "reset", "data": {"start": 2}})
+        ws.receive_json()
+        ws.send_json({"type": "step", "data": {"delta": 1}})
+        assert ws.receive_json()["data"]["metadata"] == {"delta": 1}
+
+
+def test_an_unexpected_error_is_an_execution_error_that_changes_nothing(
+    client: TestClient,
+) -> None:
+    session = client.post("/reset", json={}).json()["session_id"]
+    crashed = client.post("/step", json={"action": {"delta": 13}, "session_id": session})
+    assert crashed.status_code == 500
+    assert client.get("/state", params={"session_id": session}).json()["step_count"] == 0
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json({"type": "reset", "data": {}})
+        ws.receive_json()
+        ws.send_json({"type": "step", "data": {"delta": 13}})
+        assert ws.receive_json()["data"] == {
+            "code": "EXECUTION_ERROR",
+            "message": "RuntimeError: unlucky",
+        }
+        ws.send_json({"type": "step", "data": {"delta": 1}})
+        assert ws.receive_json()["data"]["observation"] == {"total": 1}
+    call = {"name": "add", "arguments": {"delta": 13}}
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
+    error = client.post("/mcp", json=request).json()["error"]
+    assert error["code"] == -32603 and error["message"] == "RuntimeError: unlucky"
+
+
+def test_refusals_of_the_adapter_keep_their_reason(client: TestClient) -> None:
+    session = client.post("/reset", json={}).json()["session_id"]
+    refused = client.post("/step", json={"action": {"delta": 7}, "session_id": session}).json()
+    assert refused == {"detail": "7 is not allowed", "code": "VALIDATION_ERROR", "reason": "seven"}
+
+
+def test_the_server_closes_every_env_it_made() -> None:
+    Counter.closed.clear()
+    with TestClient(create_app(Counter)) as client:  # the lifespan closes sessions at shutdown
+        assert len(Counter.closed) == 1  # the probe that read the name, schemas and tools
+        client.post("/step", json={"action": {"delta": 1}})  # a fresh env, closed at once
+        assert len(Counter.closed) == 2
+        client.post("/reset", json={})
+    assert len(Counter.closed) == 3
+
+
+# -- SessionStore -------------------------------------------------------------------------------
+
+
+def test_sessions_have_uuid4_ids_and_a_cap() -> None:
+    store = SessionStore(Counter, max_sessions=2)
+    ids = {store.create().id, store.create().id}
+    assert len(ids) == 2 and all(uuid.UUID(i).version == 4 for i in ids)
+    with pytest.raises(CapacityError, match="all 2 sessions are in use"):
+        store.create()
+    assert store.close(ids.pop()) and not store.close(str(uuid.uuid4()))
+    store.create()
+    with pytest.raises(UnknownSessionError), store.use("missing"):
+        pass
+
+
+def test_only_idle_unpinned_sessions_expire() -> None:
+    now = [0.0]
+    store = SessionStore(Counter, idle_timeout=10, clock=lambda: now[0])
+    idle, pinned, busy = store.create(), store.create(pinned=True), store.create()
+    now[0] = 5.0
+    with store.use(busy.id):
+        now[0] = 30.0
+        assert store.expire_idle() == [idle.id]  # busy is in use: never closed under its caller
+    assert idle.closed and not pinned.closed and not busy.closed
+    now[0] = 41.0  # 11 s after busy's call ended
+    assert store.expire_idle() == [busy.id] and len(store) == 1
+
+
+def test_a_session_closed_while_a_call_waits_is_unknown_to_it() -> None:
+    store = SessionStore(Counter)
+    session = store.create()
+    outcome: list[str] = []
+    with store.use(session.id):
+        closer = threading.Thread(target=store.close, args=(session.id,))
+        closer.start()
+        outcome.append("still mine")  # close waits for this call to finish
+    closer.join(timeout=5)
+    assert outcome == ["still mine"] and session.closed
+    with pytest.raises(UnknownSessionError), store.use(session.id):
+        pass
+
+
+def test_store_settings_are_checked() -> None:
+    with pytest.raises(ValueError, match="max_sessions"):
+        SessionStore(Counter, max_sessions=0)
+    with pytest.raises(ValueError, match="idle_timeout"):
+        SessionStore(Counter, idle_timeout=0)
