@@ -1,0 +1,595 @@
+"""``envkit.client`` against real uvicorn servers on 127.0.0.1: a counter env and the chess env.
+
+The counter server has a middleware a test can plan faults with: it closes a WebSocket instead of
+sending a chosen reply (a server dropping the connection mid-call), and it records every request's
+headers. ``Proxy`` stands between a client and a server and cuts their TCP connections at once,
+as a flaky network does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from chess_env.server import ChessObservation, create_chess_app
+from envkit.client import (
+    AsyncEnvClient,
+    Backoff,
+    EnvClient,
+    ReconnectError,
+    ReplayError,
+    ServerError,
+    StepResult,
+    WSEnvClient,
+)
+from envkit.server import (
+    MAX_MESSAGE_BYTES,
+    EpisodeState,
+    EpisodeStateError,
+    InvalidInputError,
+    ToolSpec,
+    create_app,
+    make_server,
+)
+from envkit.server import StepResult as ServerStepResult
+
+FAST = Backoff(retries=3, first_delay=0.01, max_delay=0.05)
+
+
+class CounterAction(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    delta: int = Field(1, strict=True)
+    sleep: float = Field(0.0, ge=0, description="Seconds the step takes (to outlast timeouts)")
+
+
+class CounterObservation(BaseModel):
+    count: int
+    noise: float = Field(description="From the seeded RNG: a replay matches only with the seed")
+
+
+class CounterAdapter:
+    """Counts up to ``target``; ``unstable=True`` ignores the seed, as a nondeterministic env."""
+
+    name = "counter"
+    description = "A counter"
+    version = "1"
+    action_model = CounterAction
+    observation_model = CounterObservation
+    state_model = EpisodeState
+
+    def __init__(self) -> None:
+        self.count: int | None = None
+        self.target = 0
+        self.rng = random.Random()
+
+    def reset(
+        self, *, seed: int | None = None, target: int = 5, unstable: bool = False
+    ) -> ServerStepResult:
+        self.rng = random.Random(None if unstable else seed)
+        self.count, self.target = 0, target
+        return self._result(None)
+
+    def step(self, action: CounterAction) -> ServerStepResult:
+        if self.count is None:
+            raise EpisodeStateError("reset first", reason="not_reset")
+        if self.count >= self.target:
+            raise EpisodeStateError("the episode is over", reason="episode_over")
+        if action.delta < 0:
+            raise InvalidInputError("the counter only goes up", reason="negative_delta")
+        time.sleep(action.sleep)
+        self.count += action.delta
+        return self._result(float(action.delta))
+
+    def state(self) -> dict[str, Any]:
+        return {} if self.count is None else {"count": self.count}
+
+    def tools(self) -> list[ToolSpec]:
+        return []
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> ServerStepResult:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+    def _result(self, reward: float | None) -> ServerStepResult:
+        assert self.count is not None
+        observation = CounterObservation(count=self.count, noise=self.rng.random())
+        return ServerStepResult(observation, reward, self.count >= self.target)
+
+
+class Faults:
+    """What the counter server does wrong, as the running test planned it."""
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        """No faults planned, no headers recorded."""
+        self.headers: list[dict[str, str]] = []
+        self.drop_at: int | None = None
+        self.drops = 0
+        self.code = 1011
+
+    def plan(self, *, drop_at: int, drops: int = 1, code: int = 1011) -> None:
+        """Close the WebSocket instead of replying with count ``drop_at``, ``drops`` times."""
+        self.drop_at, self.drops, self.code = drop_at, drops, code
+
+    def take_drop(self, text: str | None) -> bool:
+        frame = json.loads(text or "{}")
+        if frame.get("type") != "observation" or self.drops <= 0:
+            return False
+        if frame["data"]["observation"]["count"] != self.drop_at:
+            return False
+        self.drops -= 1
+        return True
+
+
+class FaultMiddleware:
+    def __init__(self, app: ASGIApp, faults: Faults) -> None:
+        self.app, self.faults = app, faults
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            headers = {name.decode(): value.decode() for name, value in scope["headers"]}
+            self.faults.headers.append(headers)
+
+        async def send_or_drop(message: Message) -> None:
+            if message["type"] == "websocket.send" and self.faults.take_drop(message.get("text")):
+                message = {"type": "websocket.close", "code": self.faults.code, "reason": "drop"}
+            await send(message)
+
+        await self.app(scope, receive, send_or_drop if scope["type"] == "websocket" else send)
+
+
+class Proxy:
+    """A TCP proxy whose connections ``cut`` closes at once; ``close`` also stops listening."""
+
+    def __init__(self, target: str) -> None:
+        self.target = int(target.rsplit(":", 1)[1])
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.sockets: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.target))
+            self.sockets += [client, upstream]
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=_pump, args=(source, sink), daemon=True).start()
+
+    def cut(self) -> None:
+        sockets, self.sockets = self.sockets, []
+        for sock in sockets:
+            with suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def close(self) -> None:
+        with suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)
+        self.listener.close()
+        self.cut()
+
+
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    with suppress(OSError):
+        while data := source.recv(65536):
+            sink.sendall(data)
+    with suppress(OSError):
+        sink.shutdown(socket.SHUT_WR)
+
+
+@contextmanager
+def serving(app: Any) -> Iterator[str]:
+    """``app`` under uvicorn on a free port of 127.0.0.1, in a thread; yields its base URL."""
+    server = make_server(app, host="127.0.0.1", port=0)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.01)
+    yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+FAULTS = Faults()
+
+
+@pytest.fixture(scope="module")
+def counter_app() -> FastAPI:
+    app = create_app(CounterAdapter)
+    app.add_middleware(FaultMiddleware, faults=FAULTS)
+    return app
+
+
+@pytest.fixture(scope="module")
+def counter_url(counter_app: FastAPI) -> Iterator[str]:
+    with serving(counter_app) as base_url:
+        yield base_url
+
+
+@pytest.fixture
+def counter(counter_url: str) -> str:
+    """The counter server's URL, with no faults planned and no headers recorded yet."""
+    FAULTS.clear()
+    return counter_url
+
+
+@pytest.fixture(scope="module")
+def chess() -> Iterator[str]:
+    with serving(create_chess_app()) as base_url:
+        yield base_url
+
+
+@pytest.fixture
+def proxy(counter: str) -> Iterator[Proxy]:
+    proxy = Proxy(counter)
+    yield proxy
+    proxy.close()
+
+
+def counts(results: list[StepResult]) -> list[tuple[int, float]]:
+    return [(r.observation["count"], r.observation["noise"]) for r in results]
+
+
+async def play(client: AsyncEnvClient, steps: int, **options: Any) -> list[StepResult]:
+    results = [await client.reset(**options)]
+    for _ in range(steps):
+        results.append(await client.step({"delta": 1}))
+    return results
+
+
+# --- HTTP ---------------------------------------------------------------------------------------
+
+
+def test_http_episode_in_one_session_with_the_token(counter: str, counter_app: FastAPI) -> None:
+    store = counter_app.state.env_service.store
+    with EnvClient(counter, token="s3cret") as client:
+        assert client.health() == {"status": "healthy"}
+        assert client.metadata()["name"] == "counter"
+        assert set(client.schema()) == {"action", "observation", "state"}
+        first = client.reset(seed=1, target=3, episode_id="ep-1")
+        assert isinstance(first.observation, dict) and first.observation["count"] == 0
+        assert (first.reward, first.done) == (None, False)
+        session = client.session_id
+        results = [client.step({"delta": 1}) for _ in range(3)]
+        assert [r.reward for r in results] == [1.0, 1.0, 1.0] and results[-1].done
+        state = client.state()
+        assert state == {"episode_id": "ep-1", "step_count": 3, "count": 3}
+        client.reset(seed=1, target=3)
+        assert client.session_id == session  # reset again in the same session
+        assert len(store) == 1
+    assert len(store) == 0  # close freed the slot
+    assert len(FAULTS.headers) == 10
+    assert {h["authorization"] for h in FAULTS.headers} == {"Bearer s3cret"}
+    assert {h["x-session-id"] for h in FAULTS.headers[4:]} == {session}
+
+
+def test_http_errors_carry_the_servers_code(counter: str) -> None:
+    with EnvClient(counter) as client:
+        client.reset(seed=0, target=1)
+        with pytest.raises(ServerError) as refused:
+            client.step({"delta": -1})
+        assert (refused.value.code, refused.value.status) == ("VALIDATION_ERROR", 422)
+        assert refused.value.reason == "negative_delta"
+        assert refused.value.message == "the counter only goes up"
+        with pytest.raises(ServerError, match="delta") as malformed:
+            client.step({"delta": "one"})
+        assert malformed.value.code == "VALIDATION_ERROR"
+        client.step({"delta": 1})
+        with pytest.raises(ServerError) as over:
+            client.step({"delta": 1})
+        assert (over.value.code, over.value.status, over.value.reason) == (
+            "EXECUTION_ERROR",
+            409,
+            "episode_over",
+        )
+    with EnvClient(counter + "/nowhere") as client, pytest.raises(ServerError) as missing:
+        client.health()
+    assert (missing.value.code, missing.value.message) == ("HTTP_404", "Not Found")
+
+
+def test_http_reset_replaces_an_expired_session(counter: str) -> None:
+    with EnvClient(counter) as client:
+        client.reset(seed=0)
+        gone = client.session_id
+        assert httpx.delete(f"{counter}/sessions/{gone}").status_code == 204
+        with pytest.raises(ServerError) as expired:
+            client.step({"delta": 1})
+        assert expired.value.code == "SESSION_ERROR"
+        assert client.reset(seed=0).observation["count"] == 0
+        assert client.session_id not in (None, gone)
+
+
+def test_http_transport_failures_are_builtin_errors() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # accepts, never answers
+        port = silent.getsockname()[1]
+        client = EnvClient(f"http://127.0.0.1:{port}", timeout=0.2)
+        with client, pytest.raises(TimeoutError, match="no reply"):
+            client.health()
+    with EnvClient(f"http://127.0.0.1:{port}") as client, pytest.raises(ConnectionError):
+        client.health()
+
+
+def test_typed_observations(counter: str) -> None:
+    with EnvClient(counter, observation_model=CounterObservation) as client:
+        result = client.reset(seed=2)
+        assert isinstance(result.observation, CounterObservation)
+        assert isinstance(result, StepResult) and result.observation.count == 0
+    with pytest.raises(TypeError, match="pydantic model"):
+        EnvClient(counter, observation_model=dict)
+
+
+# --- WebSocket ----------------------------------------------------------------------------------
+
+
+def test_ws_episode_errors_and_token(counter: str) -> None:
+    async def scenario() -> None:
+        async with AsyncEnvClient(counter, token="s3cret", backoff=FAST) as client:
+            first = await client.reset(seed=3, target=2, episode_id="ws-1")
+            assert first.observation["count"] == 0 and first.reward is None
+            with pytest.raises(ServerError) as refused:
+                await client.step({"delta": -1})
+            assert (refused.value.code, refused.value.reason) == (
+                "VALIDATION_ERROR",
+                "negative_delta",
+            )
+            assert refused.value.status is None
+            await client.step({"delta": 1})
+            last = await client.step({"delta": 1})
+            assert last.done and last.reward == 1.0
+            with pytest.raises(ServerError) as over:
+                await client.step({"delta": 1})
+            assert over.value.code == "EXECUTION_ERROR"
+            state = await client.state()
+            assert state == {"episode_id": "ws-1", "step_count": 2, "count": 2}
+            assert client.restored == 0
+
+    asyncio.run(scenario())
+    (handshake,) = FAULTS.headers
+    assert handshake["authorization"] == "Bearer s3cret"
+
+
+def test_ws_drop_mid_call_is_replayed_with_identical_observations(counter: str) -> None:
+    async def scenario() -> tuple[list[StepResult], list[StepResult], dict[str, Any]]:
+        async with AsyncEnvClient(counter, backoff=FAST) as client:
+            reference = await play(client, 5, seed=7, target=10)
+        FAULTS.plan(drop_at=3)
+        async with AsyncEnvClient(counter, backoff=FAST) as client:
+            dropped = await play(client, 5, seed=7, target=10)
+            assert client.restored == 1
+            return reference, dropped, await client.state()
+
+    reference, dropped, state = asyncio.run(scenario())
+    assert FAULTS.drops == 0, "the planned drop did not happen"
+    assert counts(dropped) == counts(reference)
+    assert state["step_count"] == 5 and state["count"] == 5
+    assert state["episode_id"] is not None
+    assert len(FAULTS.headers) == 3  # two clients, one reconnection
+
+
+def test_ws_cut_connection_between_calls_keeps_the_episode_id(proxy: Proxy) -> None:
+    async def scenario() -> None:
+        async with AsyncEnvClient(proxy.url, backoff=FAST) as client:
+            reference = await play(client, 6, seed=11, target=10)
+            results = await play(client, 2, seed=11, target=10)
+            before = await client.state()
+            for _ in range(2):
+                proxy.cut()
+                results.append(await client.step({"delta": 1}))
+                results.append(await client.step({"delta": 1}))
+            assert counts(results) == counts(reference)
+            after = await client.state()
+            assert after["episode_id"] == before["episode_id"] and after["step_count"] == 6
+            assert client.restored == 2
+
+    asyncio.run(scenario())
+
+
+def test_ws_drop_after_a_reset_without_seed_is_a_replay_error(counter: str) -> None:
+    async def scenario() -> None:
+        async with AsyncEnvClient(counter, backoff=FAST) as client:
+            await client.reset(target=10)
+            FAULTS.plan(drop_at=2)
+            await client.step({"delta": 1})
+            with pytest.raises(ReplayError, match="without a seed"):
+                await client.step({"delta": 1})
+            # the episode is forgotten; a new one starts on a new connection
+            assert (await client.reset(seed=1)).observation["count"] == 0
+            assert (await client.step({"delta": 1})).observation["count"] == 1
+
+    asyncio.run(scenario())
+
+
+def test_ws_replay_that_goes_another_way_is_a_replay_error(counter: str) -> None:
+    async def scenario() -> None:
+        async with AsyncEnvClient(counter, backoff=FAST) as client:
+            await client.reset(seed=5, unstable=True, target=10)
+            FAULTS.plan(drop_at=1)
+            with pytest.raises(ReplayError, match="another reply at the reset"):
+                await client.step({"delta": 1})
+            with pytest.raises(ServerError, match="reset first"):
+                await client.step({"delta": 1})  # a fresh connection, no episode
+
+    asyncio.run(scenario())
+
+
+def test_ws_gives_up_after_the_bounded_retries_and_keeps_the_episode(counter: str) -> None:
+    async def scenario() -> None:
+        backoff = Backoff(retries=2, first_delay=0.01, max_delay=0.01)
+        async with AsyncEnvClient(counter, backoff=backoff) as client:
+            reference = await play(client, 3, seed=9, target=10)
+            await play(client, 2, seed=9, target=10)
+            FAULTS.plan(drop_at=3, drops=3)  # the first try and both retries
+            started = time.monotonic()
+            with pytest.raises(ReconnectError, match="after 2 retries") as gave_up:
+                await client.step({"delta": 1})
+            assert time.monotonic() - started < 2
+            assert isinstance(gave_up.value, ConnectionError)
+            assert "1011" in str(gave_up.value.__cause__)
+            third = await client.step({"delta": 1})  # the drops are used up: replay, go on
+            assert counts([third]) == counts(reference[3:])
+
+    asyncio.run(scenario())
+
+
+def test_ws_server_gone_is_a_reconnect_error(proxy: Proxy) -> None:
+    async def scenario() -> None:
+        async with AsyncEnvClient(proxy.url, backoff=FAST) as client:
+            await client.reset(seed=1)
+            proxy.close()
+            with pytest.raises(ReconnectError, match="cannot connect"):
+                await client.step({"delta": 1})
+
+    asyncio.run(scenario())
+    with pytest.raises(ValueError, match="base_url"):
+        AsyncEnvClient("127.0.0.1:8000")
+
+
+def test_ws_handshake_without_reply_is_retried_then_a_reconnect_error() -> None:
+    async def scenario(port: int) -> None:
+        backoff = Backoff(retries=1, first_delay=0.01)
+        client = AsyncEnvClient(f"http://127.0.0.1:{port}", timeout=0.2, backoff=backoff)
+        with pytest.raises(ReconnectError, match="after 1 retries: cannot connect: timed out"):
+            await client.reset(seed=0)
+
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # accepts, never answers
+        asyncio.run(scenario(silent.getsockname()[1]))
+
+
+def test_ws_refused_handshake_is_not_retried(counter: str) -> None:
+    async def scenario() -> None:
+        client = AsyncEnvClient(counter + "/nowhere", backoff=Backoff(retries=50))
+        with pytest.raises(ServerError) as refused:
+            await client.connect()
+        assert refused.value.code == "HTTP_403" and refused.value.status == 403
+
+    asyncio.run(asyncio.wait_for(scenario(), 5))
+
+
+def test_ws_message_too_big_closes_then_the_episode_is_restored(counter: str) -> None:
+    async def scenario() -> None:
+        async with AsyncEnvClient(counter, backoff=FAST) as client:
+            await play(client, 2, seed=4, target=10)
+            with pytest.raises(ServerError) as closed:
+                await client.step({"delta": 1, "pad": "x" * MAX_MESSAGE_BYTES})
+            assert closed.value.code == "CONNECTION_CLOSED" and "1009" in closed.value.message
+            assert (await client.step({"delta": 1})).observation["count"] == 3
+            assert client.restored == 1
+
+    asyncio.run(scenario())
+
+
+def test_ws_timeouts_and_cancellation_lose_only_the_connection(counter: str) -> None:
+    async def scenario() -> None:
+        backoff = Backoff(retries=1, first_delay=0.01)
+        async with AsyncEnvClient(counter, timeout=0.3, backoff=backoff) as client:
+            await play(client, 1, seed=6, target=10)
+            with pytest.raises(ReconnectError, match=r"no reply within 0\.3 s"):
+                await client.step({"delta": 1, "sleep": 0.6})
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(client.step({"delta": 1, "sleep": 0.2}), 0.05)
+            # neither slow step was accepted: the restored episode is at count 1
+            assert (await client.step({"delta": 1})).observation["count"] == 2
+            assert (await client.state())["step_count"] == 2
+
+    asyncio.run(scenario())
+
+
+def test_ws_sync_client_with_typed_observations(counter: str) -> None:
+    FAULTS.plan(drop_at=2, code=1012)
+    with WSEnvClient(counter, backoff=FAST, observation_model=CounterObservation) as client:
+        first = client.reset(seed=8, target=3)
+        assert isinstance(first.observation, CounterObservation)
+        results = [client.step({"delta": 1}) for _ in range(3)]
+        assert [r.observation.count for r in results] == [1, 2, 3] and results[-1].done
+        assert client.state()["step_count"] == 3 and client.restored == 1
+    client.close()  # a second close does nothing
+
+
+def test_backoff_doubles_up_to_the_cap_with_jitter() -> None:
+    delays = Backoff(retries=6, first_delay=1.0, max_delay=10.0, jitter=0.1).delays()
+    assert delays[0] == 0.0 and len(delays) == 7
+    for delay, nominal in zip(delays[1:], [1, 2, 4, 8, 10, 10], strict=True):
+        assert 0.9 * nominal <= delay <= 1.1 * nominal
+    assert Backoff(retries=0).delays() == [0.0]
+
+
+def test_importing_the_client_loads_neither_fastapi_nor_websockets() -> None:
+    code = "import sys, envkit.client; print(sorted({'fastapi', 'websockets'} & set(sys.modules)))"
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert loaded == "[]"
+
+
+# --- chess --------------------------------------------------------------------------------------
+
+
+def test_a_chess_game_to_the_end_over_http(chess: str) -> None:
+    rng = random.Random(0)
+    with EnvClient(chess, observation_model=ChessObservation) as client:
+        result = client.reset(seed=0, opponent="greedy", include_tensor=True)
+        assert result.observation.board_tensor is not None
+        assert len(result.observation.legal_moves) == 20
+        while not result.done:
+            result = client.step({"move": rng.choice(result.observation.legal_moves)})
+        assert result.reward in (-1.0, 0.0, 1.0) and result.observation.legal_moves == []
+        assert client.state()["done"] is True
+        with pytest.raises(ServerError) as over:
+            client.step({"move": "e4"})
+        assert (over.value.code, over.value.reason) == ("EXECUTION_ERROR", "episode_over")
+
+
+def test_a_chess_game_to_the_end_over_a_websocket_cut_every_20_moves(chess: str) -> None:
+    async def game(client: AsyncEnvClient, proxy: Proxy | None) -> list[StepResult]:
+        rng = random.Random(1)
+        results = [await client.reset(seed=1, opponent="random", agent_color="black")]
+        with pytest.raises(ServerError) as illegal:
+            await client.step({"move": "e2e5"})
+        assert illegal.value.code == "VALIDATION_ERROR" and illegal.value.reason
+        while not results[-1].done:
+            if proxy is not None and len(results) % 20 == 0:
+                proxy.cut()
+            move = rng.choice(results[-1].observation["legal_moves"])
+            results.append(await client.step({"move": move}))
+        return results
+
+    async def scenario() -> None:
+        async with AsyncEnvClient(chess) as client:
+            reference = await game(client, None)
+        proxy = Proxy(chess)
+        try:
+            async with AsyncEnvClient(proxy.url, backoff=FAST) as client:
+                cut = await game(client, proxy)
+                assert client.restored == (len(cut) - 1) // 20
+        finally:
+            proxy.close()
+        assert [r.observation for r in cut] == [r.observation for r in reference]
+        assert cut[-1].done and cut[-1].reward in (-1.0, 0.0, 1.0)
+
+    asyncio.run(scenario())
