@@ -1,0 +1,305 @@
+"""A world as an OpenEnv server: ``WorldAdapter``, ``create_world_app`` and ``serve``.
+
+``python -m multiagent serve --world trade [--host 127.0.0.1] [--port 8000]`` runs it. A session
+plays ONE agent's seat, chosen at reset; the other agents act by their policies ("random": a
+sample of their action space, seeded from the reset seed)::
+
+    POST /reset {"agent": "Trader_1", "seed": 3, "policies": {"Trader_2": "random"}}
+    POST /step  {"action": {"verb": "buy", "good": "food", "target_town": "Farmstead",
+                            "amount": 2.5}, "session_id": "..."}
+
+The observation is the seat's ``ObservationEnvelope``: the config's observability applies, so
+targets the seat is unaware of are absent and the others are seen with noise. An action is
+checked against the world's Malli-lite signature (``action_signature``) before anything moves:
+quoted numbers are coerced (listed in ``metadata["coerced"]``), and a wrong action is a
+VALIDATION_ERROR (reason "invalid_action") whose message lists every issue as ``path: message``;
+the episode is left as it was. The MCP tool ``act`` takes the same action.
+
+This is the only module of ``multiagent`` that imports FastAPI (the ``server`` extra).
+
+Example:
+    >>> adapter = WorldAdapter("forage")
+    >>> first = adapter.reset(seed=0, agent="Forager_2")
+    >>> first.observation.envelope.observer, first.observation.turn
+    ('Forager_2', 0)
+    >>> adapter.step(WorldAction(move="up")).observation.turn
+    1
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from functools import partial
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Literal
+
+from fastapi import FastAPI
+from pydantic import BaseModel, ConfigDict, Field
+
+from envkit.schema import Issue, Schema, tool_definition, validate
+from envkit.server import (
+    EpisodeState,
+    EpisodeStateError,
+    InvalidInputError,
+    StepResult,
+    ToolSpec,
+    create_app,
+    make_server,
+)
+from multiagent.config import SimulationConfig
+from multiagent.dto import ObservationEnvelope
+from multiagent.env import WorldEnv, as_config
+from multiagent.observability import ObservabilityPlan, observe_all
+from multiagent.signatures import action_signature
+from multiagent.wrappers.text import observation_envelope
+
+__all__ = [
+    "POLICIES",
+    "InvalidActionError",
+    "WorldAction",
+    "WorldAdapter",
+    "WorldObservation",
+    "WorldResetOptions",
+    "WorldState",
+    "create_world_app",
+    "serve",
+]
+
+PolicyName = Literal["random"]
+Policy = Callable[[WorldEnv, str], Any]
+# OpenEnv's typed clients add "metadata" to every action; it is not part of any world's action.
+_CLIENT_KEYS = ("metadata",)
+
+
+def _random_policy(env: WorldEnv, agent: str) -> Any:
+    """A sample of the agent's action space (seeded by ``WorldEnv.reset`` from its seed)."""
+    return env.action_space(agent).sample()
+
+
+POLICIES: dict[str, Policy] = {"random": _random_policy}
+
+
+class InvalidActionError(InvalidInputError):
+    """An action the world's signature refuses; ``issues`` are its Malli-lite errors."""
+
+    def __init__(self, issues: list[Issue]) -> None:
+        details = "; ".join(str(issue) for issue in issues)
+        super().__init__(f"invalid action: {details}", reason="invalid_action")
+        self.issues = issues
+
+
+class WorldResetOptions(BaseModel):
+    """The reset options of a world episode (besides OpenEnv's ``seed`` and ``episode_id``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: str | None = Field(
+        None, max_length=200, description="The seat this session plays (default: the first agent)"
+    )
+    policies: dict[str, PolicyName] = Field(
+        default_factory=dict,
+        description='Policy of each other agent (default and only choice so far: "random")',
+    )
+    include_text: bool = Field(
+        False, strict=True, description="Add the envelope rendered as prompt text"
+    )
+
+
+class WorldAction(BaseModel):
+    """The seat's action as plain JSON values; the world's signature checks it in ``step``.
+
+    Open on purpose: pydantic would coerce more than Malli-lite allows and stop at fewer
+    errors, so the adapter validates (``GET /schema`` shows the world's own action schema).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+
+class WorldObservation(BaseModel):
+    """What the seat sees after a turn."""
+
+    envelope: ObservationEnvelope = Field(
+        description="The seat's partial, noisy view; unaware targets are absent"
+    )
+    agent: str = Field(description="The seat this session plays")
+    turn: int = Field(ge=0, description="The world's turn")
+    done: bool = Field(description="Whether the seat's episode has ended")
+    text: str | None = Field(None, description="The envelope as prompt text; only if asked")
+
+
+class WorldState(EpisodeState):
+    """The session's state; never the ground truth, which would leak what the seat cannot see."""
+
+    world: str | None = Field(None, description="The world's name")
+    agent: str | None = Field(None, description="The seat this session plays")
+    turn: int | None = Field(None, description="The world's turn")
+    seed: int | None = Field(None, description="The seed of the episode")
+    policies: dict[str, str] | None = Field(None, description="The other agents' policies")
+    done: bool | None = Field(None, description="Whether the seat's episode has ended")
+
+
+class WorldAdapter:
+    """One ``WorldEnv`` per session, one seat of it played by the client.
+
+    Args:
+        world: a built-in world's name, a YAML path, a config dict or a ``SimulationConfig``.
+    """
+
+    def __init__(self, world: str | Path | SimulationConfig | Mapping[str, Any]) -> None:
+        self.config = as_config(world)
+        self.name = self.config.simulation.name
+        agents = self.config.agent_names
+        self.description = (
+            f"The {self.name} world, {len(agents)} agents ({', '.join(agents)}): a session plays "
+            "one agent's seat (chosen at reset), the others act by their policies; each step "
+            "sends the seat's action and returns its partial, noisy observation and reward."
+        )
+        self.version = _package_version()
+        self.signature: Schema = action_signature(self.config.actions)
+        self.action_model = _action_model(self.name, self.signature)
+        self.observation_model = WorldObservation
+        self.state_model = WorldState
+        self.plan = ObservabilityPlan(self.config)
+        self._env: WorldEnv | None = None
+        self._seat = ""
+        self._policies: dict[str, str] = {}
+        self._include_text = False
+        self._done = False
+
+    def reset(self, *, seed: int | None = None, **options: Any) -> StepResult:
+        parsed = WorldResetOptions.model_validate(options)
+        agents = self.config.agent_names
+        seat = parsed.agent if parsed.agent is not None else agents[0]
+        if seat not in agents:
+            raise InvalidInputError(
+                f"unknown agent {seat!r}; the agents are {', '.join(agents)}",
+                reason="unknown_agent",
+            )
+        strangers = sorted(set(parsed.policies) - (set(agents) - {seat}))
+        if strangers:
+            raise InvalidInputError(
+                f"policies name {', '.join(map(repr, strangers))}, not another agent; the "
+                f"others are {', '.join(a for a in agents if a != seat)}",
+                reason="unknown_agent",
+            )
+        env = self._env or WorldEnv(self.config)
+        env.reset(seed=seed)
+        self._env, self._seat, self._done = env, seat, False
+        self._policies = {a: parsed.policies.get(a, "random") for a in agents if a != seat}
+        self._include_text = parsed.include_text
+        return self._result(None, {})
+
+    def step(self, action: BaseModel) -> StepResult:
+        env = self._live_env()
+        checked = validate(self.signature, _plain(action), mode="strict", direction="input")
+        if not checked.ok:
+            raise InvalidActionError(checked.errors)
+        try:
+            env.decode_action(self._seat, checked.value)  # what the signature cannot say
+        except ValueError as error:
+            raise InvalidInputError(str(error), reason="invalid_action") from None
+        actions = {self._seat: checked.value}
+        for agent in env.agents:
+            if agent != self._seat:
+                actions[agent] = POLICIES[self._policies[agent]](env, agent)
+        _, rewards, terminations, truncations, infos = env.step(actions)
+        truncated = truncations[self._seat]
+        self._done = terminations[self._seat] or truncated
+        extra: dict[str, Any] = {"info": infos[self._seat]} if infos[self._seat] else {}
+        if checked.warnings:
+            extra["coerced"] = [str(warning) for warning in checked.warnings]
+        if truncated:
+            extra["truncated"] = True
+        return self._result(rewards[self._seat], extra)
+
+    def state(self) -> dict[str, Any]:
+        if self._env is None or self._env.world is None:
+            return {}
+        return {
+            "world": self.name,
+            "agent": self._seat,
+            "turn": self._env.world.turn,
+            "seed": self._env.seed_value,
+            "policies": dict(self._policies),
+            "done": self._done,
+        }
+
+    def tools(self) -> list[ToolSpec]:
+        return [
+            ToolSpec(
+                "act",
+                f"Play one turn of the {self.name} world as your agent; the other agents act at "
+                "the same time. Returns your new observation, your reward and whether your "
+                "episode ended.",
+                self.signature,
+            )
+        ]
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> StepResult:
+        return self.step(self.action_model.model_validate(arguments))
+
+    def close(self) -> None:
+        self._env = None
+
+    def _live_env(self) -> WorldEnv:
+        if self._env is None:
+            raise EpisodeStateError("no episode yet: reset first", reason="not_reset")
+        if self._done:
+            raise EpisodeStateError(
+                f"{self._seat}'s episode is over; reset to play again", reason="episode_over"
+            )
+        return self._env
+
+    def _result(self, reward: float | None, extra: dict[str, Any]) -> StepResult:
+        env = self._env
+        assert env is not None and env.world is not None
+        views = observe_all(env.world, self.plan, seed=env.seed_value, observers=[self._seat])
+        envelope = observation_envelope(self._seat, views[self._seat], self.plan)
+        fields: dict[str, Any] = {
+            "envelope": envelope,
+            "agent": self._seat,
+            "turn": env.world.turn,
+            "done": self._done,
+        }
+        if self._include_text:
+            fields["text"] = envelope.to_text()
+        return StepResult(WorldObservation(**fields), reward, self._done, extra)
+
+
+def _plain(action: BaseModel) -> dict[str, Any]:
+    """The action's fields as sent, less the keys OpenEnv clients add on their own."""
+    fields = dict(action.model_extra or {})
+    for key in _CLIENT_KEYS:
+        fields.pop(key, None)
+    return fields
+
+
+def _action_model(world: str, signature: Schema) -> type[WorldAction]:
+    """A ``WorldAction`` whose JSON Schema (``GET /schema``) is the world's action schema."""
+    schema = tool_definition(signature, "act", "", flavor="anthropic")["input_schema"]
+
+    def _replace(target: dict[str, Any]) -> None:
+        target.clear()
+        target.update({"title": f"{world} action", **schema})
+
+    model_config = ConfigDict(extra="allow", json_schema_extra=_replace)
+    return type(f"{world.title()}Action", (WorldAction,), {"model_config": model_config})
+
+
+def _package_version() -> str:
+    try:
+        return metadata.version("polyarena")
+    except metadata.PackageNotFoundError:
+        return "0.0.0"
+
+
+def create_world_app(world: str | Path | SimulationConfig, **settings: Any) -> FastAPI:
+    """The server app of ``world``; ``settings`` go to ``envkit.server.create_app``
+    (``max_sessions``, ``idle_timeout``, ...). The config is loaded once, for every session."""
+    return create_app(partial(WorldAdapter, as_config(world)), **settings)
+
+
+def serve(world: str | Path | SimulationConfig, host: str = "127.0.0.1", port: int = 8000) -> None:
+    """Run the world's server with uvicorn until interrupted."""
+    make_server(create_world_app(world), host=host, port=port).run()
