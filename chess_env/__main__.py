@@ -4,6 +4,7 @@ OpenEnv server (``serve``)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from chess_env.demo import main as demo_main
@@ -101,6 +102,18 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: local only)")
     serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument(
+        "--token",
+        default=None,
+        help="require 'Authorization: Bearer TOKEN' on every route but /health "
+        "(default: $POLYARENA_TOKEN, which keeps it out of the process list; unset: none)",
+    )
+    serve.add_argument(
+        "--rate-limit",
+        type=int,
+        default=100,
+        help="requests and WebSocket messages per minute and client IP (default: 100; 0: none)",
+    )
     serve.set_defaults(run=_serve)
 
 
@@ -109,7 +122,14 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         from chess_env.server import serve
     except ImportError as error:  # the server extra is not installed
         parser.exit(1, f"{parser.prog} serve: error: {error}; pip install 'polyarena[server]'\n")
-    serve(args.host, args.port)
+    if args.rate_limit < 0:
+        parser.error("--rate-limit must be 0 (no limit) or more")
+    serve(
+        args.host,
+        args.port,
+        token=args.token or os.environ.get("POLYARENA_TOKEN") or None,
+        rate_limit=args.rate_limit or None,
+    )
 
 
 def _print_report(report: EvaluationReport) -> None:

@@ -268,6 +268,6 @@ def create_chess_app(**settings: Any) -> FastAPI:
     return create_app(ChessAdapter, **settings)
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Run the chess server with uvicorn until interrupted."""
-    make_server(create_chess_app(), host=host, port=port).run()
+def serve(host: str = "127.0.0.1", port: int = 8000, **settings: Any) -> None:
+    """Run the chess server with uvicorn until interrupted (``settings`` as ``create_app``)."""
+    make_server(create_chess_app(**settings), host=host, port=port).run()

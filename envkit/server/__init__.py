@@ -10,6 +10,10 @@ drive it (needs the ``server`` extra: FastAPI, uvicorn).
 - Errors an adapter raises: ``InvalidInputError`` (VALIDATION_ERROR, 422) and
   ``EpisodeStateError`` (EXECUTION_ERROR, 409); ``ErrorCode`` lists OpenEnv's codes.
 - Limits: HTTP bodies over 64 KB get 413 unread; WebSocket messages over 64 KB close with 1009.
+- Access (``create_app(rate_limit=..., token=...)``, both off by default): a rate limit per client
+  IP (429 RATE_LIMITED with Retry-After; a RATE_LIMITED error frame per WebSocket message over
+  it) and a bearer token (401; WebSocket handshakes close 1008); ``/health`` is exempt from both.
+- ``create_app(on_shutdown=...)``: called once at shutdown, after every session's env is closed.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 import uvicorn
 from fastapi import FastAPI, Request
@@ -14,6 +15,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
+from envkit.server.access import BearerAuth, RateLimit, RateLimiter
 from envkit.server.adapter import EnvAdapter
 from envkit.server.errors import ErrorCode, ServiceError, error_payload
 from envkit.server.limits import MAX_BODY_BYTES, MAX_MESSAGE_BYTES, BodySizeLimit, Limits
@@ -35,6 +37,9 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     max_message_bytes: int = MAX_MESSAGE_BYTES,
     clock: Callable[[], float] = time.monotonic,
+    rate_limit: int | None = None,
+    token: str | None = None,
+    on_shutdown: Callable[[], None] | None = None,
 ) -> FastAPI:
     """An app serving ``adapter_factory()`` envs over OpenEnv's HTTP, WebSocket and MCP routes.
 
@@ -45,8 +50,17 @@ def create_app(
         idle_timeout: seconds after which an unused HTTP session closes (None: never).
         max_body_bytes: larger HTTP bodies get 413, unread.
         max_message_bytes: larger WebSocket messages close the connection (1009).
-        clock: the time source of idle expiry (tests pass a fake one).
+        clock: the time source of idle expiry and the rate limit (tests pass a fake one).
+        rate_limit: HTTP requests plus WebSocket messages per minute and client IP, beyond which
+            they get 429 (or a RATE_LIMITED error frame); None: no limit. Off by default so
+            embedding and tests are unaffected; ``python -m chess_env serve`` turns it on (100).
+        token: when set, every route but ``/health`` (``/docs`` and ``/openapi.json`` too) needs
+            ``Authorization: Bearer <token>``: 401 without it, and WebSocket handshakes close 1008.
+        on_shutdown: called once when the app stops, after every session's env is closed (to
+            flush what the envs recorded); uvicorn lets in-flight requests finish before that.
     """
+    if token is not None and not token:
+        raise ValueError("token must not be empty (None: no token needed)")
     store = SessionStore(
         adapter_factory, max_sessions=max_sessions, idle_timeout=idle_timeout, clock=clock
     )
@@ -55,31 +69,52 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
-        store.close_all()
+        try:
+            store.close_all()
+        finally:
+            if on_shutdown is not None:
+                on_shutdown()
 
     app = FastAPI(
         title=f"{service.info.name} (OpenEnv server)",
         description=service.info.description,
         version=OPENAPI_VERSION,
         lifespan=lifespan,
-        responses={
-            400: {"model": ErrorResponse, "description": "The body is not JSON (INVALID_JSON)"},
-            413: {"model": ErrorResponse, "description": "The body is over the size limit"},
-            422: {
-                "model": ErrorResponse,
-                "description": "Malformed request, or input the env refuses (VALIDATION_ERROR)",
-            },
-        },
+        responses=_error_responses(rate_limited=rate_limit is not None, guarded=token is not None),
     )
     app.state.env_service = service
     app.state.limits = Limits(max_body_bytes=max_body_bytes, max_message_bytes=max_message_bytes)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
+    if token is not None:
+        app.add_middleware(BearerAuth, token=token)
+    if rate_limit is not None:  # outermost: floods, and token guessing, are cut off first
+        app.add_middleware(RateLimit, limiter=RateLimiter(rate_limit, clock=clock))
     for handled in (ServiceError, ValidationError, RequestValidationError):
         app.add_exception_handler(handled, _error_response)
     app.add_exception_handler(HTTPException, _http_error_response)
     for module in (info, env, sessions, ws, mcp):
         app.include_router(module.router)
     return app
+
+
+def _error_responses(*, rate_limited: bool, guarded: bool) -> dict[int | str, dict[str, Any]]:
+    """The refusals every route may answer with, for the OpenAPI document."""
+    responses: dict[int | str, dict[str, Any]] = {
+        400: {"model": ErrorResponse, "description": "The body is not JSON (INVALID_JSON)"},
+        413: {"model": ErrorResponse, "description": "The body is over the size limit"},
+        422: {
+            "model": ErrorResponse,
+            "description": "Malformed request, or input the env refuses (VALIDATION_ERROR)",
+        },
+    }
+    if guarded:
+        responses[401] = {"model": ErrorResponse, "description": "No or a wrong bearer token"}
+    if rate_limited:
+        responses[429] = {
+            "model": ErrorResponse,
+            "description": "Over the client's rate limit (RATE_LIMITED); see Retry-After",
+        }
+    return responses
 
 
 async def _error_response(request: Request, error: Exception) -> JSONResponse:

@@ -36,7 +36,8 @@ logger = logging.getLogger(__name__)
 
 
 class ErrorCode(str, Enum):
-    """The ``code`` of an error frame (OpenEnv's ``WSErrorCode``, less FACTORY_ERROR)."""
+    """The ``code`` of an error frame (OpenEnv's ``WSErrorCode``, less FACTORY_ERROR), plus the
+    refusals of ``envkit.server.access``: RATE_LIMITED (429) and UNAUTHORIZED (401)."""
 
     INVALID_JSON = "INVALID_JSON"
     UNKNOWN_TYPE = "UNKNOWN_TYPE"
@@ -44,6 +45,8 @@ class ErrorCode(str, Enum):
     EXECUTION_ERROR = "EXECUTION_ERROR"
     CAPACITY_REACHED = "CAPACITY_REACHED"
     SESSION_ERROR = "SESSION_ERROR"
+    RATE_LIMITED = "RATE_LIMITED"
+    UNAUTHORIZED = "UNAUTHORIZED"
 
 
 class ServiceError(Exception):

@@ -1,0 +1,255 @@
+"""Access limits of the server: the rate limit per client IP, the bearer token, and shutdown."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
+
+import envkit.server
+from chess_env.__main__ import main
+from chess_env.server import create_chess_app
+from envkit.server.access import RateLimit, RateLimiter
+
+TOKEN = "s3cret-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+# -- rate limit ---------------------------------------------------------------------------------
+
+
+def test_a_request_over_the_limit_gets_429_with_retry_after(clock: FakeClock) -> None:
+    client = TestClient(create_chess_app(rate_limit=3, clock=clock))
+    assert [client.get("/metadata").status_code for _ in range(3)] == [200, 200, 200]
+    refused = client.get("/metadata")
+    assert refused.status_code == 429
+    assert refused.headers["Retry-After"] == "20"  # 3 per minute: one more every 20 s
+    assert refused.json()["code"] == "RATE_LIMITED"
+    assert "3 requests per 60 s" in refused.json()["detail"]
+    assert client.post("/reset", json={}).status_code == 429  # every route shares the budget
+
+
+def test_the_budget_refills_with_time(clock: FakeClock) -> None:
+    client = TestClient(create_chess_app(rate_limit=3, clock=clock))
+    for _ in range(3):
+        client.get("/metadata")
+    clock.now += 19
+    assert client.get("/metadata").headers["Retry-After"] == "1"
+    clock.now += 1
+    assert client.get("/metadata").status_code == 200
+    assert client.get("/metadata").status_code == 429
+    clock.now += 60  # a whole minute: the full burst again
+    assert [client.get("/metadata").status_code for _ in range(4)] == [200, 200, 200, 429]
+
+
+def test_each_client_ip_has_its_own_budget(clock: FakeClock) -> None:
+    app = create_chess_app(rate_limit=2, clock=clock)
+    first = TestClient(app, client=("1.2.3.4", 123))
+    second = TestClient(app, client=("5.6.7.8", 123))
+    assert [first.get("/metadata").status_code for _ in range(3)] == [200, 200, 429]
+    assert [second.get("/metadata").status_code for _ in range(3)] == [200, 200, 429]
+    same_ip_other_port = TestClient(app, client=("1.2.3.4", 999))
+    assert same_ip_other_port.get("/metadata").status_code == 429
+
+
+def test_health_is_exempt_and_costs_nothing(clock: FakeClock) -> None:
+    client = TestClient(create_chess_app(rate_limit=1, clock=clock))
+    assert all(client.get("/health").status_code == 200 for _ in range(20))
+    assert client.get("/metadata").status_code == 200
+    assert client.get("/metadata").status_code == 429
+    assert client.get("/health").status_code == 200
+
+
+def test_no_rate_limit_by_default() -> None:
+    client = TestClient(create_chess_app())
+    assert all(client.get("/metadata").status_code == 200 for _ in range(150))
+
+
+def test_websocket_messages_over_the_limit_get_an_error_frame(clock: FakeClock) -> None:
+    client = TestClient(create_chess_app(rate_limit=2, clock=clock))
+    with client.websocket_connect("/ws") as ws:  # the handshake is not a message
+        ws.send_text(json.dumps({"type": "reset", "data": {"seed": 1}}))
+        assert ws.receive_json()["type"] == "observation"
+        ws.send_text(json.dumps({"type": "step", "data": {"move": "e2e4"}}))
+        assert ws.receive_json()["type"] == "observation"
+        ws.send_text(json.dumps({"type": "step", "data": {"move": "e7e5"}}))
+        refused = ws.receive_json()
+        assert refused["type"] == "error"
+        assert refused["data"]["code"] == "RATE_LIMITED"
+        assert refused["data"]["retry_after"] == 30
+        clock.now += 30  # the connection stayed open, and the refused move was not played
+        ws.send_text(json.dumps({"type": "state"}))
+        assert ws.receive_json()["data"]["step_count"] == 1
+
+
+def test_websocket_messages_and_http_requests_share_the_budget(clock: FakeClock) -> None:
+    client = TestClient(create_chess_app(rate_limit=2, clock=clock))
+    client.get("/metadata")
+    with client.websocket_connect("/ws") as ws:
+        ws.send_text(json.dumps({"type": "state"}))
+        assert ws.receive_json()["type"] == "state"
+        ws.send_text(json.dumps({"type": "state"}))
+        assert ws.receive_json()["data"]["code"] == "RATE_LIMITED"
+
+
+def test_the_limiter_forgets_clients_whose_bucket_refilled(clock: FakeClock) -> None:
+    limiter = RateLimiter(10, period=60.0, clock=clock, max_clients=1000)
+    for number in range(500):
+        assert limiter.acquire(f"10.0.{number // 256}.{number % 256}") == 0
+    assert len(limiter) == 500
+    clock.now += 60
+    assert limiter.acquire("192.0.2.1") == 0
+    assert len(limiter) == 1  # the 500 stale ones are gone
+
+
+def test_the_limiter_keeps_at_most_max_clients(clock: FakeClock) -> None:
+    limiter = RateLimiter(1, clock=clock, max_clients=3)
+    for number in range(10):
+        limiter.acquire(f"10.0.0.{number}")
+    assert len(limiter) == 3
+    assert limiter.acquire("10.0.0.9") == 60  # the most recent ones are kept
+
+
+def test_the_limiter_refuses_nonsense() -> None:
+    with pytest.raises(ValueError, match="rate >= 1"):
+        RateLimiter(0)
+    with pytest.raises(ValueError, match="period > 0"):
+        RateLimiter(5, period=0)
+
+
+# -- bearer token -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def guarded() -> TestClient:
+    return TestClient(create_chess_app(token=TOKEN))
+
+
+@pytest.mark.parametrize("path", ["/metadata", "/schema", "/docs", "/openapi.json"])
+def test_routes_need_the_token(guarded: TestClient, path: str) -> None:
+    missing = guarded.get(path)
+    assert missing.status_code == 401
+    assert missing.headers["WWW-Authenticate"] == "Bearer"
+    assert missing.json()["code"] == "UNAUTHORIZED"
+    for wrong in (f"Bearer {TOKEN}x", "Bearer ", f"Basic {TOKEN}", TOKEN):
+        refused = guarded.get(path, headers={"Authorization": wrong})
+        assert refused.status_code == 401, wrong
+        assert refused.headers["WWW-Authenticate"].startswith("Bearer")
+    assert guarded.get(path, headers=AUTH).status_code == 200
+    assert guarded.get(path, headers={"Authorization": f"bearer {TOKEN}"}).status_code == 200
+
+
+def test_posts_need_the_token_before_the_body_is_read(guarded: TestClient) -> None:
+    assert guarded.post("/reset", json={}).status_code == 401
+    assert guarded.post("/reset", json={}, headers=AUTH).status_code == 200
+    assert guarded.post("/mcp", json={"jsonrpc": "2.0", "id": 1}).status_code == 401
+
+
+def test_health_needs_no_token(guarded: TestClient) -> None:
+    assert guarded.get("/health").status_code == 200
+
+
+def test_a_websocket_handshake_without_the_token_is_refused(guarded: TestClient) -> None:
+    for headers in ({}, {"Authorization": "Bearer nope"}):
+        with (
+            pytest.raises(WebSocketDisconnect) as refused,
+            guarded.websocket_connect("/ws", headers=headers),
+        ):
+            pass
+        assert refused.value.code == 1008
+    with guarded.websocket_connect("/ws", headers=AUTH) as ws:
+        ws.send_text(json.dumps({"type": "state"}))
+        assert ws.receive_json()["type"] == "state"
+
+
+def test_an_empty_token_is_a_mistake() -> None:
+    with pytest.raises(ValueError, match="token must not be empty"):
+        create_chess_app(token="")
+
+
+def test_wrong_tokens_count_towards_the_rate_limit(clock: FakeClock) -> None:
+    client = TestClient(create_chess_app(token=TOKEN, rate_limit=2, clock=clock))
+    guesses = [client.get("/metadata", headers={"Authorization": f"Bearer {n}"}) for n in range(3)]
+    assert [guess.status_code for guess in guesses] == [401, 401, 429]
+    assert client.get("/metadata", headers=AUTH).status_code == 429
+
+
+def test_the_openapi_document_lists_the_new_refusals() -> None:
+    app = create_chess_app(token=TOKEN, rate_limit=5)
+    responses = app.openapi()["paths"]["/reset"]["post"]["responses"]
+    assert {"401", "429"} <= set(responses)
+    plain = create_chess_app().openapi()["paths"]["/reset"]["post"]["responses"]
+    assert not {"401", "429"} & set(plain)
+
+
+# -- shutdown -----------------------------------------------------------------------------------
+
+
+def test_the_shutdown_hook_runs_once_after_the_envs_are_closed() -> None:
+    calls: list[int] = []
+    app = create_chess_app(on_shutdown=lambda: calls.append(len(app.state.env_service.store)))
+    with TestClient(app) as client:
+        client.post("/reset", json={})
+        assert calls == []
+    assert calls == [0]  # called once, with every session already closed
+
+
+# -- python -m chess_env serve ------------------------------------------------------------------
+
+
+def serve_app(monkeypatch: pytest.MonkeyPatch, *argv: str) -> FastAPI:
+    """The app ``python -m chess_env serve ...`` would run, without running it."""
+    served: list[FastAPI] = []
+
+    class NoServer:
+        def run(self) -> None:
+            pass
+
+    def make_server(app: FastAPI, **kwargs: Any) -> NoServer:
+        served.append(app)
+        return NoServer()
+
+    monkeypatch.setattr(envkit.server, "make_server", make_server)
+    main(["serve", *argv])
+    return served[0]
+
+
+def test_serve_reads_the_token_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POLYARENA_TOKEN", TOKEN)
+    client = TestClient(serve_app(monkeypatch))
+    assert client.get("/metadata").status_code == 401
+    assert client.get("/metadata", headers=AUTH).status_code == 200
+    flag = TestClient(serve_app(monkeypatch, "--token", "other"))
+    assert flag.get("/metadata", headers={"Authorization": "Bearer other"}).status_code == 200
+
+
+def test_serve_limits_to_100_a_minute_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("POLYARENA_TOKEN", raising=False)
+    assert limiter_of(serve_app(monkeypatch)).rate == 100  # the real clock: no timing here
+    assert limiter_of(serve_app(monkeypatch, "--rate-limit", "7")).rate == 7
+    with pytest.raises(LookupError):
+        limiter_of(serve_app(monkeypatch, "--rate-limit", "0"))
+
+
+def limiter_of(app: FastAPI) -> RateLimiter:
+    for middleware in app.user_middleware:
+        if middleware.cls is RateLimit:
+            return middleware.kwargs["limiter"]
+    raise LookupError("no rate limit")
