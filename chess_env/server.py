@@ -154,6 +154,11 @@ class ChessAdapter:
         self._options = ChessResetOptions()
         self._done = False
 
+    @property
+    def blocking(self) -> bool:
+        """Only Stockfish makes a step wait; random and greedy reply in well under a millisecond."""
+        return self._options.opponent not in ("random", "greedy")
+
     def reset(self, *, seed: int | None = None, **options: Any) -> StepResult:
         parsed = ChessResetOptions.model_validate(options)
         try:

@@ -70,6 +70,10 @@ class EnvAdapter(Protocol):
     (reported as VALIDATION_ERROR, with a reason), ``EpisodeStateError`` for a call it cannot take
     now (EXECUTION_ERROR) and pydantic's ``ValidationError`` for options of the wrong shape. A
     failed call must leave the env as it was.
+
+    An adapter may also have ``blocking: bool`` (default True when absent): False says a step
+    never waits on anything (no engine, no network, well under a millisecond), so the WebSocket
+    route runs it on the event loop instead of paying a thread-pool hop per message.
     """
 
     name: str

@@ -61,13 +61,22 @@ async def env_socket(websocket: WebSocket, service: Service) -> None:
                 if isinstance(message, dict) and message.get("type") == "close":
                     await websocket.close()
                     return
-                reply = await run_in_threadpool(answer, service, session.id, message)
+                if _runs_inline(session.adapter, message):
+                    reply = answer(service, session.id, message)
+                else:
+                    reply = await run_in_threadpool(answer, service, session.id, message)
             if reply is not None:
                 await websocket.send_text(json.dumps(reply))
     except WebSocketDisconnect:  # the client left while a reply was on its way
         pass
     finally:
         await run_in_threadpool(service.store.close, session.id)
+
+
+def _runs_inline(adapter: Any, message: Any) -> bool:
+    """A step of an adapter that never blocks: no thread-pool hop (resets may start engines)."""
+    is_step = isinstance(message, dict) and message.get("type") == "step"
+    return is_step and not getattr(adapter, "blocking", True)
 
 
 def answer(service: EnvService, session_id: str, message: Any) -> dict[str, Any] | None:

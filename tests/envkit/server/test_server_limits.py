@@ -10,7 +10,6 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-import envkit.server
 from chess_env.__main__ import main
 from chess_env.server import create_chess_app
 from envkit.server.access import RateLimit, RateLimiter
@@ -226,7 +225,9 @@ def serve_app(monkeypatch: pytest.MonkeyPatch, *argv: str) -> FastAPI:
         served.append(app)
         return NoServer()
 
-    monkeypatch.setattr(envkit.server, "make_server", make_server)
+    import chess_env.server  # the CLI runs chess_env.server.serve, which calls make_server there
+
+    monkeypatch.setattr(chess_env.server, "make_server", make_server)
     main(["serve", *argv])
     return served[0]
 

@@ -1,0 +1,379 @@
+"""Chess steps per second and per-step latency: in process vs the envkit server over the wire.
+
+Four contenders play random chess against the server's default (random) opponent, one step being
+the agent's move and the opponent's reply:
+
+- (a) ``in-process ChessAdapter.step``: ``ChessAdapter.reset`` then ``step(ChessAction(move=uci))``
+  with a uniformly random move from the observation's ``legal_moves`` -- the baseline.
+- (b) ``WebSocket /ws``: the same game over ONE connection to a live uvicorn server on 127.0.0.1
+  (``envkit.server.make_server(create_chess_app())`` in a background thread of this process),
+  with the ``websockets`` client: ``{"type": "reset", "data": {"seed": ..}}`` and ``{"type":
+  "step", "data": {"move": uci}}``.
+- (c) ``HTTP /reset + /step``: one session over one keep-alive ``httpx.Client``: ``POST /reset``
+  (naming the session after the first) and ``POST /step`` with ``X-Session-Id``.
+- (d) ``OpenEnv create_app``: OpenEnv's own server hosting a plain python-chess env, driven by the
+  same WebSocket client as (b) -- only when ``import openenv`` works, else it is skipped.
+
+Each contender plays ``--steps`` steps (resetting, with the next seed, when a game ends) and we
+time every step round trip. Steps/s is steps over the wall time of the whole run, resets
+included; p50 and p99 are of the step latencies alone. A round runs every contender once, in
+turn, all seeded with the round's seed; we report the median over ``--rounds`` of each figure.
+The client and the server share this process (and its GIL), as the server's thread pool and
+event loop would share a core with the agent on a small machine. The targets -- (b)'s p50 at most
+0.3 ms over (a)'s, and (b) >= 1.5x (d)'s steps/s -- are reported, not enforced: the exit status
+is 0 either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import platform
+import random
+import socket
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib.metadata import version
+from typing import Any
+
+import httpx
+import numpy as np
+from fastapi import FastAPI
+from tqdm import tqdm
+from websockets.sync.client import ClientConnection, connect
+
+from chess_env.server import ChessAction, ChessAdapter, create_chess_app
+from envkit.server import make_server
+
+HOST = "127.0.0.1"
+BASELINE, WS, OPENENV = "a", "b", "d"
+WS_OVERHEAD_TARGET_MS = 0.3
+OPENENV_RATE_TARGET = 1.5
+
+# A contender: (round's seed, steps) -> one latency (seconds) per step, and the run's wall time.
+Contender = Callable[[int, int], tuple[list[float], float]]
+
+
+@dataclass(frozen=True)
+class Figures:
+    """One contender's figures in one round."""
+
+    rate: float  # steps / s
+    p50: float  # ms
+    p99: float  # ms
+
+
+def figures(latencies: list[float], elapsed: float) -> Figures:
+    p50, p99 = np.percentile(np.asarray(latencies) * 1e3, [50, 99])
+    return Figures(len(latencies) / elapsed, float(p50), float(p99))
+
+
+def play(
+    reset: Callable[[int], dict[str, Any]],
+    step: Callable[[str], dict[str, Any]],
+    seed: int,
+    steps: int,
+) -> tuple[list[float], float]:
+    """``steps`` random legal moves from observations ``{"legal_moves", ..}`` with ``"done"``.
+
+    ``reset(seed)`` and ``step(uci)`` return OpenEnv's payload (observation, reward, done).
+    """
+    rng = random.Random(seed)
+    latencies: list[float] = []
+    episode = 0
+    start = time.perf_counter()
+    payload = reset(seed * 100_000 + episode)
+    while len(latencies) < steps:
+        if payload["done"]:
+            episode += 1
+            payload = reset(seed * 100_000 + episode)
+        move = rng.choice(payload["observation"]["legal_moves"])
+        before = time.perf_counter()
+        payload = step(move)
+        latencies.append(time.perf_counter() - before)
+    return latencies, time.perf_counter() - start
+
+
+def in_process(seed: int, steps: int) -> tuple[list[float], float]:
+    adapter = ChessAdapter()
+
+    def reset(episode_seed: int) -> dict[str, Any]:
+        result = adapter.reset(seed=episode_seed)
+        return {"observation": {"legal_moves": result.observation.legal_moves}, "done": False}
+
+    def step(move: str) -> dict[str, Any]:
+        result = adapter.step(ChessAction(move=move))
+        return {"observation": {"legal_moves": result.observation.legal_moves}, "done": result.done}
+
+    try:
+        return play(reset, step, seed, steps)
+    finally:
+        adapter.close()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind((HOST, 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextmanager
+def live_server(app: FastAPI) -> Iterator[str]:
+    """``app`` served by uvicorn in a background thread; yields its base URL."""
+    port = free_port()
+    server = make_server(app, host=HOST, port=port)
+    for logger in ("uvicorn.error", "uvicorn.access"):  # a log line per request would be timed
+        logging.getLogger(logger).setLevel(logging.WARNING)
+    thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError(f"the server did not start on {HOST}:{port}")
+        time.sleep(0.01)
+    try:
+        yield f"{HOST}:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def ws_request(connection: ClientConnection, kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    connection.send(json.dumps({"type": kind, "data": data}))
+    frame = json.loads(connection.recv())
+    if frame["type"] != "observation":
+        raise RuntimeError(f"{kind} answered {frame}")
+    payload: dict[str, Any] = frame["data"]
+    return payload
+
+
+def websocket_contender(address: str) -> Contender:
+    def run(seed: int, steps: int) -> tuple[list[float], float]:
+        with connect(f"ws://{address}/ws", max_size=None, compression=None) as connection:
+            return play(
+                lambda episode_seed: ws_request(connection, "reset", {"seed": episode_seed}),
+                lambda move: ws_request(connection, "step", {"move": move}),
+                seed,
+                steps,
+            )
+
+    return run
+
+
+def http_contender(address: str) -> Contender:
+    def run(seed: int, steps: int) -> tuple[list[float], float]:
+        with httpx.Client(base_url=f"http://{address}") as client:
+            session: dict[str, str] = {}
+
+            def reset(episode_seed: int) -> dict[str, Any]:
+                response = client.post("/reset", json={"seed": episode_seed, **session})
+                response.raise_for_status()
+                payload: dict[str, Any] = response.json()
+                session["session_id"] = payload["session_id"]
+                return payload
+
+            def step(move: str) -> dict[str, Any]:
+                headers = {"X-Session-Id": session["session_id"]}
+                response = client.post("/step", json={"action": {"move": move}}, headers=headers)
+                response.raise_for_status()
+                payload: dict[str, Any] = response.json()
+                return payload
+
+            try:
+                return play(reset, step, seed, steps)
+            finally:
+                if session:
+                    client.delete(f"/sessions/{session['session_id']}")
+
+    return run
+
+
+def openenv_app() -> FastAPI:
+    """OpenEnv's ``create_app`` hosting a plain python-chess env vs a random opponent."""
+    import chess
+    from openenv.core.env_server import create_app
+    from openenv.core.env_server.interfaces import Environment
+    from openenv.core.env_server.types import Action, Observation, State
+
+    class MoveAction(Action):  # type: ignore[misc]
+        move: str
+
+    class BoardObservation(Observation):  # type: ignore[misc]
+        fen: str = ""
+        legal_moves: list[str] = []
+
+    class PlainChess(Environment):  # type: ignore[misc]
+        SUPPORTS_CONCURRENT_SESSIONS = True
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.board = chess.Board()
+            self.rng = random.Random()
+            self._state = State(episode_id=None, step_count=0)
+
+        def _observe(self, reward: float | None) -> BoardObservation:
+            over = self.board.is_game_over(claim_draw=False)
+            legal = [] if over else [move.uci() for move in self.board.legal_moves]
+            return BoardObservation(
+                fen=self.board.fen(), legal_moves=legal, done=over, reward=reward
+            )
+
+        def reset(
+            self, seed: int | None = None, episode_id: str | None = None, **_: Any
+        ) -> BoardObservation:
+            self.board, self.rng = chess.Board(), random.Random(seed)
+            self._state = State(episode_id=episode_id, step_count=0)
+            return self._observe(None)
+
+        def step(self, action: MoveAction, **_: Any) -> BoardObservation:
+            self.board.push_uci(action.move)
+            self._state.step_count += 1
+            if not self.board.is_game_over(claim_draw=False):
+                self.board.push(self.rng.choice(list(self.board.legal_moves)))
+            return self._observe(0.0)
+
+        @property
+        def state(self) -> State:
+            return self._state
+
+    app: FastAPI = create_app(PlainChess, MoveAction, BoardObservation, env_name="plain_chess")
+    return app
+
+
+def openenv_available() -> bool:
+    try:
+        import openenv  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+NAMES = {
+    "a": "in-process ChessAdapter.step",
+    "b": "envkit WebSocket /ws (1 connection)",
+    "c": "envkit HTTP /reset + /step (keep-alive)",
+    "d": "OpenEnv create_app, plain python-chess, WebSocket",
+}
+
+
+def run_rounds(
+    contenders: dict[str, Contender], rounds: int, steps: int
+) -> dict[str, list[Figures]]:
+    results: dict[str, list[Figures]] = {key: [] for key in contenders}
+    progress = tqdm(range(rounds), desc="rounds", unit="round", file=sys.stderr)
+    for seed in progress:
+        for key, contender in contenders.items():
+            progress.set_postfix_str(f"({key}) {NAMES[key]}")
+            results[key].append(figures(*contender(seed, steps)))
+    return results
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def machine_line() -> str:
+    return (
+        f"Machine: {cpu_model()}, {os.cpu_count()} cores, {platform.platform()}; "
+        f"Python {platform.python_version()}; python-chess {version('chess')}; "
+        f"fastapi {version('fastapi')}; uvicorn {version('uvicorn')}; "
+        f"websockets {version('websockets')}; httpx {version('httpx')}"
+    )
+
+
+def medians(results: dict[str, list[Figures]]) -> dict[str, Figures]:
+    return {
+        key: Figures(
+            statistics.median(f.rate for f in values),
+            statistics.median(f.p50 for f in values),
+            statistics.median(f.p99 for f in values),
+        )
+        for key, values in results.items()
+    }
+
+
+def table(results: dict[str, list[Figures]]) -> list[str]:
+    median = medians(results)
+    lines = [
+        "| contender | steps/s (median) | min | max | p50 ms | p99 ms "
+        "| overhead p50 vs in-process |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for key, values in results.items():
+        rates = [f.rate for f in values]
+        overhead = f"{median[key].p50 - median[BASELINE].p50:+.3f} ms" if key != BASELINE else "--"
+        lines.append(
+            f"| ({key}) {NAMES[key]} | {median[key].rate:,.0f} | {min(rates):,.0f} "
+            f"| {max(rates):,.0f} | {median[key].p50:.3f} | {median[key].p99:.3f} | {overhead} |"
+        )
+    return lines
+
+
+def verdicts(results: dict[str, list[Figures]]) -> list[str]:
+    median = medians(results)
+    overhead = median[WS].p50 - median[BASELINE].p50
+    passed = overhead <= WS_OVERHEAD_TARGET_MS
+    lines = [
+        f"WS overhead p50 = {overhead:.3f} ms over the in-process step "
+        f"(target <= {WS_OVERHEAD_TARGET_MS:g} ms): {'PASS' if passed else 'above target'}"
+    ]
+    if OPENENV in median:
+        ratio = median[WS].rate / median[OPENENV].rate
+        verdict = "PASS" if ratio >= OPENENV_RATE_TARGET else "below target"
+        lines.append(
+            f"(b)/(d) steps/s = {ratio:.2f} (target >= {OPENENV_RATE_TARGET:g}): {verdict}"
+        )
+    else:
+        lines.append(f"(b)/(d) steps/s = n/a (target >= {OPENENV_RATE_TARGET:g}): no OpenEnv")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--steps", type=int, default=2000, help="steps per contender and round")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds; the median is reported")
+    args = parser.parse_args(argv)
+    if args.rounds < 1 or args.steps < 1:
+        parser.error("--rounds and --steps must be at least 1")
+    with live_server(create_chess_app()) as address:
+        contenders: dict[str, Contender] = {
+            "a": in_process,
+            "b": websocket_contender(address),
+            "c": http_contender(address),
+        }
+        if not openenv_available():
+            results = run_rounds(contenders, args.rounds, args.steps)
+            skipped = "openenv not installed: skipped"
+        else:
+            with live_server(openenv_app()) as openenv_address:
+                contenders["d"] = websocket_contender(openenv_address)
+                results = run_rounds(contenders, args.rounds, args.steps)
+            skipped = ""
+    print(machine_line())
+    print()
+    print("\n".join(table(results)))
+    if skipped:
+        print(f"(d) {NAMES['d']}: {skipped}")
+    print()
+    print("\n".join(verdicts(results)))
+
+
+if __name__ == "__main__":
+    main()
