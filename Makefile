@@ -18,6 +18,7 @@ bench: $(VENV)/.extras-train,dev
 	$(BIN)/python benchmarks/chess_throughput.py
 	$(BIN)/python -m benchmarks.multiagent
 	$(BIN)/python -m benchmarks.forage_learning
+	$(BIN)/python benchmarks/server_throughput.py
 
 lint: $(VENV)/.extras-dev
 	$(BIN)/ruff check .
