@@ -14,7 +14,7 @@ test: $(VENV)/.extras-train,server,dev
 demo: $(VENV)/.extras-train
 	$(BIN)/python -m chess_env demo
 
-bench: $(VENV)/.extras-train,dev
+bench: $(VENV)/.extras-train,server,dev
 	$(BIN)/python benchmarks/chess_throughput.py
 	$(BIN)/python -m benchmarks.multiagent
 	$(BIN)/python -m benchmarks.forage_learning
