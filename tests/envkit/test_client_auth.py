@@ -1,0 +1,56 @@
+"""The clients against a token-protected live server: both transports carry the token."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from chess_env.server import create_chess_app
+from envkit.client import AsyncEnvClient, EnvClient, ServerError
+from envkit.server import make_server
+
+TOKEN = "s3cret-token"
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    server = make_server(create_chess_app(token=TOKEN), host="127.0.0.1", port=0)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.01)
+    yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_http_client_with_the_token_plays_and_without_it_is_refused(base_url: str) -> None:
+    with EnvClient(base_url, token=TOKEN) as client:
+        first = client.reset(seed=1)
+        result = client.step({"move": first.observation["legal_moves"][0]})
+        assert result.observation["fen"] != first.observation["fen"]
+    with EnvClient(base_url) as anonymous, pytest.raises(ServerError) as refused:
+        anonymous.reset(seed=1)
+    assert refused.value.status == 401
+
+
+def test_websocket_client_with_the_token_plays_and_without_it_is_refused(base_url: str) -> None:
+    async def play() -> str:
+        async with AsyncEnvClient(base_url, token=TOKEN) as client:
+            first = await client.reset(seed=1)
+            result = await client.step({"move": first.observation["legal_moves"][0]})
+            return str(result.observation["fen"])
+
+    async def anonymous() -> None:
+        async with AsyncEnvClient(base_url) as client:
+            await client.reset(seed=1)
+
+    assert asyncio.run(play())
+    with pytest.raises(ServerError, match="403"):
+        asyncio.run(anonymous())
