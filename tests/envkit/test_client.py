@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -44,9 +45,11 @@ from envkit.server import (
     InvalidInputError,
     ToolSpec,
     create_app,
-    make_server,
 )
 from envkit.server import StepResult as ServerStepResult
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+from live_server import live_address
 
 FAST = Backoff(retries=3, first_delay=0.01, max_delay=0.05)
 
@@ -204,16 +207,8 @@ def _pump(source: socket.socket, sink: socket.socket) -> None:
 @contextmanager
 def serving(app: Any) -> Iterator[str]:
     """``app`` under uvicorn on a free port of 127.0.0.1, in a thread; yields its base URL."""
-    server = make_server(app, host="127.0.0.1", port=0)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with live_address(app) as address:
+        yield f"http://{address}"
 
 
 FAULTS = Faults()

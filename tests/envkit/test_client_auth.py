@@ -3,31 +3,25 @@
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from chess_env.server import create_chess_app
 from envkit.client import AsyncEnvClient, EnvClient, ServerError
-from envkit.server import make_server
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+from live_server import live_address
 
 TOKEN = "s3cret-token"
 
 
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
-    server = make_server(create_chess_app(token=TOKEN), host="127.0.0.1", port=0)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with live_address(create_chess_app(token=TOKEN)) as address:
+        yield f"http://{address}"
 
 
 def test_http_client_with_the_token_plays_and_without_it_is_refused(base_url: str) -> None:

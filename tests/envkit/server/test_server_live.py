@@ -7,9 +7,9 @@ import random
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,22 +18,16 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from chess_env.server import create_chess_app
-from envkit.server import MAX_MESSAGE_BYTES, make_server
+from envkit.server import MAX_MESSAGE_BYTES
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
+from live_server import live_address
 
 
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
-    server = make_server(create_chess_app(), host="127.0.0.1", port=0)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    yield f"127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with live_address(create_chess_app()) as address:
+        yield address
 
 
 def finish(result: dict[str, Any], plies: int) -> None:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import threading
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import chess
@@ -23,7 +24,9 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from chess_env.server import create_chess_app
-from envkit.server import make_server
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
+from live_server import live_address
 
 MAX_SESSIONS = 100
 STEP_CAP = 40  # agent moves per game; the reset options have no ply cap of their own
@@ -64,17 +67,8 @@ class Game:
 @pytest.fixture(scope="module")
 def live() -> Iterator[tuple[FastAPI, str]]:
     app = create_chess_app(max_sessions=MAX_SESSIONS)
-    server = make_server(app, host="127.0.0.1", port=0)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    yield app, f"127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with live_address(app) as address:
+        yield app, address
 
 
 async def ask(ws: ClientConnection, message: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,34 @@
+"""``live_address(app)``: an ASGI app under a real uvicorn server on 127.0.0.1, for live tests.
+
+pytest runs with ``--import-mode=importlib``, so a test module puts ``tests/support`` on
+``sys.path`` before importing this (as with ``chat_server``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from envkit.server import make_server
+
+__all__ = ["live_address"]
+
+
+@contextmanager
+def live_address(app: Any) -> Iterator[str]:
+    """Serve ``app`` on a free port of 127.0.0.1 in a thread; yields ``"127.0.0.1:PORT"``."""
+    server = make_server(app, host="127.0.0.1", port=0)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.01)
+    try:
+        yield f"127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
