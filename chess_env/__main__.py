@@ -114,6 +114,19 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         default=100,
         help="requests and WebSocket messages per minute and client IP (default: 100; 0: none)",
     )
+    serve.add_argument(
+        "--service",
+        action="store_true",
+        help="also serve the multi-game chess service under /service (games, spectators)",
+    )
+    serve.add_argument(
+        "--archive",
+        default=None,
+        metavar="DIR",
+        help="append finished and evicted service games to DIR/games.jsonl and games.pgn "
+        "(implies --service)",
+    )
+    serve.add_argument("--max-games", type=int, default=100, help="service games held at once")
     serve.set_defaults(run=_serve)
 
 
@@ -129,6 +142,9 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         args.port,
         token=args.token or os.environ.get("POLYARENA_TOKEN") or None,
         rate_limit=args.rate_limit or None,
+        service=args.service,
+        archive_dir=args.archive,
+        max_games=args.max_games,
     )
 
 

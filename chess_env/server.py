@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 from typing import Any, Literal
 
 import chess
@@ -267,10 +268,32 @@ def _color(color: chess.Color) -> str:
     return "white" if color == chess.WHITE else "black"
 
 
-def create_chess_app(**settings: Any) -> FastAPI:
+SERVICE_PATH = "/service"
+
+
+def create_chess_app(
+    *,
+    service: bool = False,
+    archive_dir: str | os.PathLike[str] | None = None,
+    max_games: int = 100,
+    **settings: Any,
+) -> FastAPI:
     """The chess server app; ``settings`` go to ``envkit.server.create_app`` (``max_sessions``,
-    ``idle_timeout``, ...)."""
-    return create_app(ChessAdapter, **settings)
+    ``idle_timeout``, ``token``, ...).
+
+    With ``service`` (or an ``archive_dir``), the multi-game chess service
+    (``chess_env.service``) is mounted under ``/service``: ``/service/games`` and spectators on
+    ``/service/games/{id}/events``. At shutdown it stops its players and flushes the archive.
+    """
+    if not (service or archive_dir is not None):
+        return create_app(ChessAdapter, **settings)
+    from chess_env.service import create_chess_service_app
+
+    games = create_chess_service_app(archive_dir=archive_dir, max_games=max_games)
+    # A mounted app's lifespan does not run: the parent closes the service instead.
+    app = create_app(ChessAdapter, on_shutdown=games.state.chess_service.close, **settings)
+    app.mount(SERVICE_PATH, games)
+    return app
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000, **settings: Any) -> None:

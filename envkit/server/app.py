@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -39,7 +40,7 @@ def create_app(
     clock: Callable[[], float] = time.monotonic,
     rate_limit: int | None = None,
     token: str | None = None,
-    on_shutdown: Callable[[], None] | None = None,
+    on_shutdown: Callable[[], Any] | None = None,
 ) -> FastAPI:
     """An app serving ``adapter_factory()`` envs over OpenEnv's HTTP, WebSocket and MCP routes.
 
@@ -57,7 +58,8 @@ def create_app(
         token: when set, every route but ``/health`` (``/docs`` and ``/openapi.json`` too) needs
             ``Authorization: Bearer <token>``: 401 without it, and WebSocket handshakes close 1008.
         on_shutdown: called once when the app stops, after every session's env is closed (to
-            flush what the envs recorded); uvicorn lets in-flight requests finish before that.
+            flush what the envs recorded; it may be a coroutine function); uvicorn lets in-flight
+            requests finish before that.
     """
     if token is not None and not token:
         raise ValueError("token must not be empty (None: no token needed)")
@@ -73,7 +75,9 @@ def create_app(
             store.close_all()
         finally:
             if on_shutdown is not None:
-                on_shutdown()
+                result = on_shutdown()
+                if inspect.isawaitable(result):
+                    await result
 
     app = FastAPI(
         title=f"{service.info.name} (OpenEnv server)",

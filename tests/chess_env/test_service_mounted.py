@@ -1,0 +1,43 @@
+"""The chess service mounted in the chess server: one app, the archive flushed at shutdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import chess.pgn
+from fastapi.testclient import TestClient
+
+from chess_env.server import create_chess_app
+
+
+def test_service_routes_sit_next_to_the_openenv_routes(tmp_path: Path) -> None:
+    app = create_chess_app(archive_dir=tmp_path)
+    with TestClient(app) as client:
+        assert client.get("/health").json() == {"status": "healthy"}
+        created = client.post(
+            "/service/games",
+            json={
+                "white": {"kind": "remote", "name": "Ann"},
+                "black": {"kind": "random", "name": "Bot"},
+            },
+        )
+        assert created.status_code == 201, created.text
+        game_id = created.json()["game_id"]
+        moved = client.post(f"/service/games/{game_id}/moves", json={"move": "e4"})
+        assert moved.status_code == 200, moved.text
+        assert len(moved.json()["move_history"]) == 2  # the random player replied
+        session = client.post("/reset", json={"seed": 1}).json()["session_id"]
+        assert client.post(
+            "/step", json={"action": {"move": "e2e4"}}, headers={"X-Session-Id": session}
+        ).is_success
+    # Shutdown closed the service: the unfinished game was archived, as JSONL and PGN.
+    lines = (tmp_path / "games.jsonl").read_text().splitlines()
+    assert len(lines) == 1 and game_id in lines[0]
+    with (tmp_path / "games.pgn").open() as pgn:
+        archived = chess.pgn.read_game(pgn)
+    assert archived is not None and len(list(archived.mainline_moves())) == 2
+
+
+def test_without_service_the_games_routes_are_absent() -> None:
+    with TestClient(create_chess_app()) as client:
+        assert client.get("/service/games").status_code in (401, 404)
