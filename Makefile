@@ -15,10 +15,10 @@ demo: $(VENV)/.extras-train
 	$(BIN)/python -m chess_env demo
 
 bench: $(VENV)/.extras-train,server,dev
-	$(BIN)/python benchmarks/chess_throughput.py
+	$(BIN)/python -m benchmarks.chess_throughput
 	$(BIN)/python -m benchmarks.multiagent
 	$(BIN)/python -m benchmarks.forage_learning
-	$(BIN)/python benchmarks/server_throughput.py
+	$(BIN)/python -m benchmarks.server_throughput
 
 lint: $(VENV)/.extras-dev
 	$(BIN)/ruff check .

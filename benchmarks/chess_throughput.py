@@ -22,14 +22,11 @@ reported, not enforced: the exit status is 0 either way.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import random
 import statistics
 import sys
 import time
 from collections.abc import Callable
-from importlib.metadata import version
 
 import chess
 import numpy as np
@@ -37,6 +34,7 @@ from pettingzoo import AECEnv
 from pettingzoo.classic import chess_v6
 from tqdm import tqdm
 
+from benchmarks.machine import machine_line
 from chess_env import ChessEnv, ChessGame, aec_env
 
 # A contender: the round's seed -> a function that plays one full game and returns its plies.
@@ -144,25 +142,6 @@ def run_rounds(keys: list[str], rounds: int, seconds: float) -> dict[str, list[f
     return rates
 
 
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
-def machine_line() -> str:
-    return (
-        f"Machine: {cpu_model()}, {os.cpu_count()} cores, {platform.platform()}; "
-        f"Python {platform.python_version()}; python-chess {version('chess')}; "
-        f"pettingzoo {version('pettingzoo')}"
-    )
-
-
 def ratio(medians: dict[str, float], key: str, base: str) -> str:
     return f"{medians[key] / medians[base]:.2f}x" if base in medians else "n/a"
 
@@ -219,7 +198,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.rounds < 1 or args.seconds <= 0:
         parser.error("--rounds must be at least 1 and --seconds positive")
     rates = run_rounds(args.only, args.rounds, args.seconds)
-    print(machine_line())
+    print(machine_line("chess", "pettingzoo"))
     print()
     print("\n".join(table(rates)))
     if lines := verdicts(rates):

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import random
 import statistics
 import time
 from collections.abc import Callable
 from typing import Any
 
+from benchmarks.machine import machine_line
 from multiagent.config import SimulationConfig, load_config
 from multiagent.observability import ObservabilityPlan, observe_all
 from multiagent.state import StateValidator
@@ -129,9 +129,7 @@ def main(argv: list[str] | None = None) -> None:
          lambda: observe_all(state, plan, seed=7, turn=next(turns)), 20.0),
     ]  # fmt: skip
     rows = [(label, median_ms(run, args.repeats), target) for label, run, target in measurements]
-    print(
-        f"Machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}"
-    )
+    print(machine_line("pydantic", "numpy"))
     print()
     print("| measurement | median ms | target ms | verdict |")
     print("|---|---:|---:|---|")

@@ -29,8 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
-import platform
 import random
 import socket
 import statistics
@@ -40,7 +38,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from importlib.metadata import version
 from typing import Any
 
 import httpx
@@ -49,6 +46,7 @@ from fastapi import FastAPI
 from tqdm import tqdm
 from websockets.sync.client import ClientConnection, connect
 
+from benchmarks.machine import machine_line
 from chess_env.server import ChessAction, ChessAdapter, create_chess_app
 from envkit.server import make_server
 
@@ -276,26 +274,6 @@ def run_rounds(
     return results
 
 
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
-def machine_line() -> str:
-    return (
-        f"Machine: {cpu_model()}, {os.cpu_count()} cores, {platform.platform()}; "
-        f"Python {platform.python_version()}; python-chess {version('chess')}; "
-        f"fastapi {version('fastapi')}; uvicorn {version('uvicorn')}; "
-        f"websockets {version('websockets')}; httpx {version('httpx')}"
-    )
-
-
 def medians(results: dict[str, list[Figures]]) -> dict[str, Figures]:
     return {
         key: Figures(
@@ -366,7 +344,7 @@ def main(argv: list[str] | None = None) -> None:
                 contenders["d"] = websocket_contender(openenv_address)
                 results = run_rounds(contenders, args.rounds, args.steps)
             skipped = ""
-    print(machine_line())
+    print(machine_line("chess", "fastapi", "uvicorn", "websockets", "httpx"))
     print()
     print("\n".join(table(results)))
     if skipped:
