@@ -12,8 +12,9 @@ The observation is the seat's ``ObservationEnvelope``: the config's observabilit
 targets the seat is unaware of are absent and the others are seen with noise. An action is
 checked against the world's Malli-lite signature (``action_signature``) before anything moves:
 quoted numbers are coerced (listed in ``metadata["coerced"]``), and a wrong action is a
-VALIDATION_ERROR (reason "invalid_action") whose message lists every issue as ``path: message``;
-the episode is left as it was. The MCP tool ``act`` takes the same action.
+VALIDATION_ERROR (reason "invalid_action") whose message lists every issue as ``path: message``
+and whose ``errors`` list has each as ``{"loc": [...], "msg", "type"}``; the episode is left as
+it was. The MCP tool ``act`` takes the same action.
 
 This is the only module of ``multiagent`` that imports FastAPI (the ``server`` extra).
 
@@ -47,6 +48,7 @@ from envkit.server import (
     create_app,
     make_server,
 )
+from envkit.server.errors import issue_details
 from multiagent.config import SimulationConfig
 from multiagent.dto import ObservationEnvelope
 from multiagent.env import WorldEnv, as_config
@@ -81,11 +83,14 @@ POLICIES: dict[str, Policy] = {"random": _random_policy}
 
 
 class InvalidActionError(InvalidInputError):
-    """An action the world's signature refuses; ``issues`` are its Malli-lite errors."""
+    """An action the world's signature refuses; ``issues`` are its Malli-lite errors, sent to
+    the client as ``errors`` too, so that it sees every failing path at once."""
 
     def __init__(self, issues: list[Issue]) -> None:
         details = "; ".join(str(issue) for issue in issues)
-        super().__init__(f"invalid action: {details}", reason="invalid_action")
+        super().__init__(
+            f"invalid action: {details}", reason="invalid_action", errors=issue_details(issues)
+        )
         self.issues = issues
 
 

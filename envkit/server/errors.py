@@ -2,10 +2,14 @@
 
 - ``ErrorCode``: the codes of OpenEnv's WebSocket error frames.
 - ``ServiceError`` and its kinds, each with its code and HTTP status: ``InvalidInputError`` (an
-  action or option the env refuses, 422), ``EpisodeStateError`` (not now: no episode yet, or it is
-  over, 409), ``CapacityError`` (503) and ``UnknownSessionError`` (404).
+  action or option the env refuses, 422, optionally with an ``ErrorDetail`` per failing place),
+  ``EpisodeStateError`` (not now: no episode yet, or it is over, 409), ``CapacityError`` (503)
+  and ``UnknownSessionError`` (404).
+- ``ErrorDetail``: one failing place, ``{"loc", "msg", "type"}`` as pydantic reports it;
+  ``issue_details(issues)`` makes them from Malli-lite's ``Issue`` list.
 - ``error_payload(error) -> (status, body)``: any exception as ``{"code", "message", ...}``, the
-  ``data`` of a WebSocket error frame; HTTP sends the same with ``detail`` for ``message``.
+  ``data`` of a WebSocket error frame; HTTP sends the same with ``detail`` for ``message``. A
+  validation error adds ``errors``, every failing place, so a client fixes them all in one go.
 
 Replies never carry raw input: validation errors leave the input out (it may be NaN), and
 messages that quote it have lone surrogates escaped, which UTF-8 could not encode.
@@ -13,23 +17,30 @@ messages that quote it have lone surrogates escaped, which UTF-8 could not encod
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any, ClassVar
 
 import pydantic
 from fastapi.exceptions import RequestValidationError
+from pydantic import Field
+
+from envkit.schema.issues import ROOT, Issue
 
 __all__ = [
     "CapacityError",
     "EpisodeStateError",
     "ErrorCode",
+    "ErrorDetail",
     "InvalidInputError",
     "ServiceError",
     "UnknownSessionError",
     "describe_errors",
     "error_payload",
+    "issue_details",
 ]
 
 logger = logging.getLogger(__name__)
@@ -60,11 +71,46 @@ class ServiceError(Exception):
         self.reason = reason
 
 
+class ErrorDetail(pydantic.BaseModel):
+    """One failing place in the input, shaped like pydantic's validation errors so that a client
+    reads every refusal the same way. Text is escaped on the way in (see ``_printable``)."""
+
+    model_config = pydantic.ConfigDict(frozen=True)
+
+    loc: tuple[str | int, ...] = Field(
+        description="Where: the keys and indices from the input's root, e.g. ['amount']"
+    )
+    msg: str = Field(description="What is wrong there")
+    type: str = Field(description="The kind of error, e.g. missing, enum, int_parsing")
+
+    @pydantic.field_validator("loc", mode="after")
+    @classmethod
+    def _printable_loc(cls, loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
+        return tuple(_printable(part) if isinstance(part, str) else part for part in loc)
+
+    @pydantic.field_validator("msg", "type", mode="after")
+    @classmethod
+    def _printable_text(cls, text: str) -> str:
+        return _printable(text)
+
+
 class InvalidInputError(ServiceError):
-    """An action or reset option the env refuses, such as an illegal move."""
+    """An action or reset option the env refuses, such as an illegal move.
+
+    Args:
+        message: the whole refusal as one line.
+        reason: a finer machine-readable code, e.g. "invalid_action".
+        errors: every failing place, when the input was checked against a schema.
+    """
 
     code = ErrorCode.VALIDATION_ERROR
     status = 422
+
+    def __init__(
+        self, message: str, *, reason: str | None = None, errors: Sequence[ErrorDetail] = ()
+    ) -> None:
+        super().__init__(message, reason=reason)
+        self.errors = tuple(errors)
 
 
 class EpisodeStateError(ServiceError):
@@ -116,25 +162,91 @@ def error_payload(error: Exception) -> tuple[int, dict[str, Any]]:
             "message": describe_errors(error.errors()),
         }
     if isinstance(error, (pydantic.ValidationError, RequestValidationError)):
-        errors = [
-            {
-                "loc": [_printable(part) if isinstance(part, str) else part for part in e["loc"]],
-                "msg": _printable(e["msg"]),
-                "type": e["type"],
-            }
-            for e in error.errors()
-        ]
+        details = [ErrorDetail(loc=e["loc"], msg=e["msg"], type=e["type"]) for e in error.errors()]
         body = {
             "code": ErrorCode.VALIDATION_ERROR.value,
             "message": describe_errors(error.errors()),
         }
-        return 422, {**body, "errors": errors}
+        return 422, {**body, "errors": _dump(details)}
     if isinstance(error, ServiceError):
         body = {"code": error.code.value, "message": _printable(str(error))}
-        return error.status, {**body, "reason": error.reason} if error.reason else body
+        if error.reason:
+            body["reason"] = error.reason
+        if isinstance(error, InvalidInputError) and error.errors:
+            body["errors"] = _dump(error.errors)
+        return error.status, body
     logger.exception("unexpected error while serving a request", exc_info=error)
     message = _printable(f"{type(error).__name__}: {error}")
     return 500, {"code": ErrorCode.EXECUTION_ERROR.value, "message": message}
+
+
+def issue_details(issues: Sequence[Issue]) -> list[ErrorDetail]:
+    """Malli-lite's issues as ``ErrorDetail``: the path read back into its parts, the message,
+    and a kind told by the message's words (an ``Issue`` has no code of its own).
+
+    Example:
+        >>> [detail] = issue_details([Issue('meta["first name"][0]', "missing required key")])
+        >>> detail.loc, detail.type
+        (('meta', 'first name', 0), 'missing')
+    """
+    return [
+        ErrorDetail(loc=_path_parts(issue.path), msg=issue.message, type=_issue_kind(issue.message))
+        for issue in issues
+    ]
+
+
+# The first pattern that matches a Malli-lite message names its kind. A type mismatch ends in
+# "got <type> <value>" or "got nil"; a missed bound ends in the bare number ("got 11", "got NaN").
+_ISSUE_KINDS = (
+    (re.compile(r"missing required"), "missing"),
+    (re.compile(r"unexpected"), "unexpected"),
+    (re.compile(r"duplicate"), "duplicate"),
+    (re.compile(r"expected one of "), "enum"),
+    (re.compile(r"expected .*, got (nil|[A-Za-z_]\w* .*)$", re.DOTALL), "type"),
+    (re.compile(r"expected a number "), "bound"),
+)
+_NAME_STEP = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_-]*)")  # as envkit.schema.issues writes names
+_JSON = json.JSONDecoder()
+
+
+def _issue_kind(message: str) -> str:
+    """``message``'s kind: missing, unexpected, duplicate, enum, type, bound, else invalid."""
+    message = message.removeprefix("key: ")  # a map-of key's issue
+    return next((kind for pattern, kind in _ISSUE_KINDS if pattern.match(message)), "invalid")
+
+
+def _path_parts(path: str) -> tuple[str | int, ...]:
+    """``format_path`` read back: ``a[0]["b c"]`` -> ``("a", 0, "b c")``. The rest of a path
+    that does not read back (a key of Python data that JSON cannot hold) is one last part."""
+    parts: list[str | int] = []
+    at = 0
+    while at < len(path) and path != ROOT:
+        if name := _NAME_STEP.match(path, at):
+            parts.append(name.group(1))
+            at = name.end()
+        elif bracketed := _bracketed(path, at):
+            parts.append(bracketed[0])
+            at = bracketed[1]
+        else:
+            return (*parts, path[at:])
+    return tuple(parts)
+
+
+def _bracketed(path: str, at: int) -> tuple[str | int, int] | None:
+    """The JSON key or index in brackets at ``at``, and where the brackets end; None if none."""
+    if not path.startswith("[", at):
+        return None
+    try:
+        key, end = _JSON.raw_decode(path, at + 1)
+    except ValueError:
+        return None
+    if isinstance(key, bool) or not isinstance(key, (str, int)) or not path.startswith("]", end):
+        return None
+    return key, end + 1
+
+
+def _dump(details: Sequence[ErrorDetail]) -> list[dict[str, Any]]:
+    return [detail.model_dump(mode="json") for detail in details]
 
 
 def _printable(text: str) -> str:

@@ -8,8 +8,10 @@ X-Session-Id header, or the WebSocket's own); without one it runs in a fresh env
 
 Errors: protocol faults are JSON-RPC errors (-32700 parse, -32600 invalid request, -32601
 unknown method, -32602 invalid params: unknown tool or session, bad arguments; -32000 no session
-slot; -32603 a bug). A move the env refuses is a tool result with ``isError: true``, as MCP asks,
-so that the agent reads why and tries again. Requests without an id (notifications) get no reply.
+slot; -32603 a bug). The env's errors, and arguments the signature refuses, carry as ``data``
+the body HTTP would send: ``code``, ``message``, ``reason``, and ``errors`` (every failing path).
+A move the env refuses is a tool result with ``isError: true``, as MCP asks, so that the agent
+reads why and tries again. Requests without an id (notifications) get no reply.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from envkit.server.errors import (
     ServiceError,
     describe_errors,
     error_payload,
+    issue_details,
 )
 from envkit.server.limits import loads
 from envkit.server.models import ResetRequest
@@ -165,11 +168,11 @@ def _call_tool(service: EnvService, params: dict[str, Any], session_id: Any) -> 
         )
     checked = validate(tools[name].schema, arguments, mode="strict", direction="input")
     if not checked.ok:
-        issues = [str(issue) for issue in checked.errors]
-        raise _RpcError(
-            JsonRpcCode.INVALID_PARAMS,
-            f"invalid arguments for {name}: {'; '.join(issues)}",
-            {"errors": issues},
+        issues = "; ".join(str(issue) for issue in checked.errors)
+        raise InvalidInputError(
+            f"invalid arguments for {name}: {issues}",
+            reason="invalid_arguments",
+            errors=issue_details(checked.errors),
         )
     try:
         with service.session(_session_id(session_id)) as session:

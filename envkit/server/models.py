@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from envkit.server.errors import ErrorCode
+from envkit.server.errors import ErrorCode, ErrorDetail
 
 __all__ = [
     "MAX_SESSION_ID",
@@ -116,6 +116,6 @@ class ErrorResponse(BaseModel):
     detail: str = Field(description="What went wrong")
     code: ErrorCode = Field(description="OpenEnv's error code")
     reason: str | None = Field(None, description="A finer code, e.g. why a move is illegal")
-    errors: list[dict[str, Any]] | None = Field(
-        None, description="Each validation error: loc, msg, type"
+    errors: list[ErrorDetail] | None = Field(
+        None, description="Every failing place in the input (request or action): loc, msg, type"
     )
