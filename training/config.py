@@ -1,0 +1,206 @@
+"""Frozen training configurations, loadable from YAML with ``--set key=value`` overrides.
+
+- ``PPOConfig``, ``BCConfig``, ``AnnealConfig``, ``EvalConfig``: what each command runs with; every
+  result DTO carries the config it ran with, so a result says how to reproduce it.
+- ``load_config(kind, path, overrides)``: a YAML file (or nothing: the defaults) plus dotted
+  overrides such as ``ppo.total_timesteps=4096``, validated into the config; a rejection is a
+  ``ConfigError`` naming the field path.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import Field, ValidationError, model_validator
+
+from envkit.dto import FrozenDTO
+
+__all__ = [
+    "CONFIG_KINDS",
+    "AnnealConfig",
+    "BCConfig",
+    "ConfigError",
+    "EvalConfig",
+    "PPOConfig",
+    "apply_overrides",
+    "load_config",
+]
+
+WorldName = Literal["chess", "trade", "forage"]
+
+
+class ConfigError(ValueError):
+    """A configuration file or override that cannot be used; the message names the field."""
+
+
+class PPOConfig(FrozenDTO):
+    """PPO / MaskablePPO on one env; SB3's hyperparameters keep SB3's names and meanings."""
+
+    env: str = Field(
+        "chess_env/Chess-v0",
+        description="A Gymnasium id, or world:trade / world:forage (one learner, others random)",
+    )
+    env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Passed to the env")
+    learner: str | None = Field(None, description="A world's learning agent (default: the first)")
+    total_timesteps: int = Field(20_000, ge=1, description="Environment steps to train for")
+    n_envs: int | None = Field(None, ge=1, description="Parallel envs (default: CPU cores)")
+    vec_env: Literal["subproc", "dummy"] = Field("subproc", description="SB3's VecEnv class")
+    seed: int = Field(0, ge=0, description="Seeds the envs, the network and the evaluation")
+    n_steps: int = Field(256, ge=1, description="Steps per env per rollout")
+    batch_size: int = Field(256, ge=2, description="Minibatch size")
+    n_epochs: int = Field(4, ge=1, description="Passes over each rollout")
+    learning_rate: float = Field(3e-4, gt=0)
+    gamma: float = Field(0.99, gt=0, le=1)
+    gae_lambda: float = Field(0.95, ge=0, le=1)
+    clip_range: float = Field(0.2, gt=0)
+    ent_coef: float = Field(0.01, ge=0)
+    vf_coef: float = Field(0.5, ge=0)
+    max_grad_norm: float = Field(0.5, gt=0)
+    features: Literal["auto", "chess_cnn", "mlp"] = Field(
+        "auto", description="auto: the chess CNN for chess boards, an MLP otherwise"
+    )
+    init_model: str | None = Field(None, description="Continue from this saved model (.zip)")
+    eval_opponent: str = Field("random", description="Chess opponent of the evaluations")
+    eval_games: int = Field(20, ge=0, description="Games of the final evaluation (0: none)")
+    eval_every: int | None = Field(
+        None, ge=1, description="Evaluate every this many timesteps for the curve (None: never)"
+    )
+    eval_games_during: int = Field(10, ge=1, description="Games of each periodic evaluation")
+    checkpoint_every: int | None = Field(None, ge=1, description="Save every N timesteps")
+    tensorboard: bool = Field(False, description="Log to <out_dir>/tensorboard")
+    progress_bar: bool = Field(True, description="SB3's progress bar")
+    out_dir: str | None = Field(None, description="Artefacts folder (None: write nothing)")
+    device: str = Field("cpu", description="torch device")
+
+
+class BCConfig(FrozenDTO):
+    """Behaviour cloning from an expert's labelled positions."""
+
+    env: WorldName = Field("chess", description="chess, or a built-in world")
+    expert: str = Field(
+        "auto",
+        description="chess: stockfish:DEPTH, alphabeta:DEPTH or auto (Stockfish if installed); "
+        "worlds: scripted",
+    )
+    positions: int = Field(20_000, ge=10, description="Positions to label")
+    dataset: str | None = Field(None, description="Reuse this .npz (its manifest beside it)")
+    epochs: int = Field(3, ge=1)
+    batch_size: int = Field(256, ge=1)
+    learning_rate: float = Field(1e-3, gt=0)
+    weight_decay: float = Field(1e-4, ge=0)
+    entropy_coef: float = Field(1e-3, ge=0, description="Entropy bonus in the loss")
+    val_fraction: float = Field(0.05, gt=0, lt=1, description="Held out for validation")
+    patience: int = Field(2, ge=1, description="Epochs without val_loss progress before stopping")
+    seed: int = Field(0, ge=0)
+    learner: str | None = Field(None, description="A world's agent to imitate (default: first)")
+    eval_opponent: str = Field("random", description="Chess opponent of the evaluation")
+    eval_games: int = Field(20, ge=0, description="Games after training (0: none)")
+    progress_bar: bool = True
+    out_dir: str | None = None
+    device: str = "cpu"
+
+
+class AnnealConfig(FrozenDTO):
+    """BC then PPO: stages in order, each checked against a threshold (see ``training.anneal``)."""
+
+    schedule: tuple[Literal["bc", "ppo"], ...] = Field(("bc", "ppo"), min_length=1)
+    bc: BCConfig = Field(default_factory=BCConfig, description="Every BC stage's config")
+    ppo: PPOConfig = Field(default_factory=PPOConfig, description="Every PPO stage's config")
+    bc_accuracy_threshold: float = Field(
+        0.2, ge=0, le=1, description="A BC stage passes at this validation accuracy"
+    )
+    score_tolerance: float = Field(
+        0.05, ge=0, le=1, description="A PPO stage may lose this much score before a flag"
+    )
+    loss_tolerance: float | None = Field(
+        None, gt=0, description="Relative rise of loss_total between PPO stages flagged"
+    )
+    rollback: bool = Field(True, description="A flagged PPO stage returns to the better model")
+    eval_opponent: str = Field("random", description="Opponent of every stage's evaluation")
+    eval_games: int = Field(40, ge=1, description="Games of every stage's evaluation")
+    final_eval_games: int = Field(200, ge=1, description="Games of the final evaluation")
+    seed: int = Field(0, ge=0)
+    out_dir: str | None = None
+
+    @model_validator(mode="after")
+    def _ppo_after_bc_only(self) -> AnnealConfig:
+        if self.bc.env != "chess" and "bc" in self.schedule:
+            raise ValueError("the anneal trains chess only; bc.env must be chess")
+        return self
+
+
+class EvalConfig(FrozenDTO):
+    """A match of a saved model (or a built-in player) against a chess opponent."""
+
+    model: str = Field(description="A saved SB3 model (.zip), or random / greedy")
+    opponent: str = Field("random", description="random, greedy, stockfish or stockfish:DEPTH")
+    games: int = Field(200, ge=1)
+    seed: int = Field(0, ge=0)
+    max_plies: int = Field(512, ge=1)
+    progress_bar: bool = True
+    out_dir: str | None = None
+
+
+CONFIG_KINDS: dict[str, type[FrozenDTO]] = {
+    "ppo": PPOConfig,
+    "bc": BCConfig,
+    "anneal": AnnealConfig,
+    "eval": EvalConfig,
+}
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """``data`` with each ``dotted.key=value`` set; the value is read as YAML (``3``, ``true``).
+
+    Example:
+        >>> apply_overrides({"ppo": {"seed": 0}}, ["ppo.seed=3", "schedule=[bc, ppo, ppo]"])
+        {'ppo': {'seed': 3}, 'schedule': ['bc', 'ppo', 'ppo']}
+    """
+    result = dict(data)
+    for override in overrides:
+        key, separator, text = override.partition("=")
+        if not separator or not key.strip():
+            raise ConfigError(f"--set {override!r}: expected key=value, e.g. ppo.seed=3")
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            raise ConfigError(f"--set {override!r}: the value is not YAML ({error})") from None
+        *parents, leaf = key.strip().split(".")
+        node = result
+        for depth, part in enumerate(parents):
+            child = node.get(part, {})
+            if not isinstance(child, dict):
+                path = ".".join(parents[: depth + 1])
+                raise ConfigError(f"--set {override!r}: {path} is not a mapping")
+            node[part] = child = dict(child)
+            node = child
+        node[leaf] = value
+    return result
+
+
+def load_config(
+    kind: str, path: str | os.PathLike[str] | None = None, overrides: list[str] | None = None
+) -> FrozenDTO:
+    """The ``kind`` config from a YAML file and overrides; errors name the field path."""
+    if kind not in CONFIG_KINDS:
+        raise ConfigError(f"unknown config kind {kind!r}; expected one of {sorted(CONFIG_KINDS)}")
+    data: Any = {}
+    if path is not None:
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as error:
+            raise ConfigError(f"{path}: {error}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: the top level must be a mapping, got {type(data).__name__}")
+    data = apply_overrides(data, overrides or [])
+    try:
+        return CONFIG_KINDS[kind].model_validate(data)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in e['loc']) or '(root)'}: {e['msg']}"
+            for e in error.errors()
+        )
+        raise ConfigError(f"{kind} config: {problems}") from None

@@ -1,0 +1,97 @@
+"""Envs for training, by id or factory, and their vectorised form.
+
+- ``env_factory(env, env_kwargs, learner)``: a zero-argument factory from a Gymnasium id
+  (``chess_env/Chess-v0``), ``world:trade`` / ``world:forage`` (one learner, the other agents
+  random, the world's observability applied, flattened for SB3), or a factory given as is.
+- ``env_id(env)``: the name a result records.
+- ``has_action_masks(env)``: sb3-contrib's convention, ``action_masks()`` on the env.
+- ``make_vec(factory, n_envs, seed, kind)``: SB3's ``make_vec_env`` (each env in a ``Monitor``),
+  in subprocesses when there is more than one env.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any, Literal
+
+import gymnasium as gym
+
+__all__ = ["EnvSpec", "default_n_envs", "env_factory", "env_id", "has_action_masks", "make_vec"]
+
+EnvSpec = str | Callable[[], gym.Env]
+WORLD_PREFIX = "world:"
+
+
+def default_n_envs() -> int:
+    """One env per CPU core this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def env_id(env: EnvSpec) -> str:
+    """``env`` itself for an id, else the factory's name."""
+    return env if isinstance(env, str) else getattr(env, "__name__", type(env).__name__)
+
+
+def env_factory(
+    env: EnvSpec, env_kwargs: dict[str, Any] | None = None, learner: str | None = None
+) -> Callable[[], gym.Env]:
+    """A factory making ``env``; a bad id or world name fails here, not in a subprocess."""
+    kwargs = dict(env_kwargs or {})
+    if not isinstance(env, str):
+        if kwargs or learner:
+            raise ValueError("env_kwargs and learner apply to env ids, not to a factory")
+        return env
+    if env.startswith(WORLD_PREFIX):
+        return _world_factory(env.removeprefix(WORLD_PREFIX), kwargs, learner)
+    import chess_env  # noqa: F401  (registers chess_env/Chess-v0 and ChessText-v0)
+
+    gym.spec(env)  # an unknown id raises gymnasium's error naming close ids
+
+    def make() -> gym.Env:
+        return gym.make(env, **kwargs)
+
+    make.__name__ = env
+    return make
+
+
+def _world_factory(name: str, kwargs: dict[str, Any], learner: str | None) -> Callable[[], gym.Env]:
+    from multiagent import parallel_env
+    from multiagent.worlds import load_world
+    from multiagent.wrappers import FlattenForSB3, SingleAgentEnv
+
+    config = load_world(name)
+    agents = [agent.name for agent in config.agents]
+    agent = learner or agents[0]
+    if agent not in agents:
+        raise ValueError(f"unknown learner {agent!r} in world {name!r}; the agents are {agents}")
+
+    def make() -> gym.Env:
+        world = parallel_env(config, observability=True, **kwargs)
+        return FlattenForSB3(SingleAgentEnv(world, agent))
+
+    make.__name__ = f"{WORLD_PREFIX}{name}"
+    return make
+
+
+def has_action_masks(env: gym.Env) -> bool:
+    """True when the env (through its wrappers) offers ``action_masks()``."""
+    try:
+        return callable(env.get_wrapper_attr("action_masks"))
+    except AttributeError:
+        return False
+
+
+def make_vec(
+    factory: Callable[[], gym.Env],
+    n_envs: int | None = None,
+    seed: int = 0,
+    kind: Literal["subproc", "dummy"] = "subproc",
+) -> Any:
+    """``n_envs`` (default: the cores) monitored copies, seeded ``seed``, ``seed + 1``, ..."""
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    count = n_envs or default_n_envs()
+    vec_class = SubprocVecEnv if kind == "subproc" and count > 1 else DummyVecEnv
+    return make_vec_env(factory, n_envs=count, seed=seed, vec_env_cls=vec_class)

@@ -1,0 +1,246 @@
+"""``evaluate``: a seeded match of a chess agent against an opponent, as ``EvaluationResultDTO``.
+
+The games are ``ChessEnv`` episodes, so the rules (draw claims, the ply cap) are the env's; the
+agent plays white in even games and black in odd ones. The agent may be an SB3 model or policy
+(its logits masked to the legal moves unless ``masked=False``), a built-in player name
+(``random``, ``greedy``, ``stockfish:DEPTH``, ``alphabeta:DEPTH``), an ``Opponent`` or a callable
+``board -> chess.Move``. Game ``i`` is seeded from ``(seed, i)``: the same seed replays the match.
+
+- ``make_player(spec)``: an ``Opponent`` from a spec string such as ``stockfish:3``.
+- ``policy_logits(policy, observations)``: a batch of SB3 policy logits (4672 per board).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.pgn
+import numpy as np
+from tqdm.auto import tqdm
+
+from chess_env import ChessEnv
+from chess_env.encoding import encode_move
+from chess_env.opponents import GreedyOpponent, Opponent, RandomOpponent, StockfishOpponent
+from chess_env.rules import DEFAULT_MAX_PLIES
+from training.dto import ColorRecordDTO, EvaluationResultDTO
+
+__all__ = ["evaluate", "game_seed", "make_player", "policy_logits"]
+
+Chooser = Callable[[ChessEnv, np.ndarray], int]
+
+
+def game_seed(seed: int, index: int) -> int:
+    """The seed of game ``index`` of a match: independent streams, stable across processes."""
+    return int(np.random.SeedSequence([seed, index]).generate_state(1, np.uint64)[0] >> 1)
+
+
+def make_player(spec: str | Opponent | Callable[[chess.Board], chess.Move]) -> Opponent:
+    """``random``, ``greedy``, ``stockfish[:DEPTH]``, ``alphabeta[:DEPTH]``, or as given.
+
+    Example:
+        >>> make_player("greedy")
+        GreedyOpponent()
+    """
+    if not isinstance(spec, str):
+        from chess_env.opponents import make_opponent
+
+        return make_opponent(spec)
+    name, _, argument = spec.partition(":")
+    depth = _depth(spec, argument)
+    if name == "random" and not argument:
+        return RandomOpponent()
+    if name == "greedy" and not argument:
+        return GreedyOpponent()
+    if name == "stockfish":
+        return StockfishOpponent(depth=depth or 1)
+    if name == "alphabeta":
+        from training.experts import AlphaBetaExpert
+
+        return AlphaBetaExpert(depth=depth or 2)
+    raise ValueError(
+        f"unknown player {spec!r}; expected random, greedy, stockfish[:DEPTH] or alphabeta[:DEPTH]"
+    )
+
+
+def _depth(spec: str, argument: str) -> int | None:
+    if not argument:
+        return None
+    if not argument.isdigit() or int(argument) < 1:
+        raise ValueError(f"{spec!r}: the depth after ':' must be a positive integer")
+    return int(argument)
+
+
+def policy_logits(policy: Any, observations: np.ndarray) -> np.ndarray:
+    """The policy's action logits for a batch of observations, as float64 numpy."""
+    import torch
+
+    with torch.no_grad():
+        tensor, _ = policy.obs_to_tensor(observations)
+        logits = policy.get_distribution(tensor).distribution.logits
+    return logits.cpu().numpy().astype(np.float64)
+
+
+def _sb3_policy(agent: Any) -> Any | None:
+    """The SB3 policy of a model or policy, or None for anything else."""
+    from stable_baselines3.common.base_class import BaseAlgorithm
+    from stable_baselines3.common.policies import BasePolicy
+
+    if isinstance(agent, BaseAlgorithm):
+        return agent.policy
+    return agent if isinstance(agent, BasePolicy) else None
+
+
+def _policy_chooser(policy: Any, masked: bool) -> Chooser:
+    def choose(env: ChessEnv, observation: np.ndarray) -> int:
+        logits = policy_logits(policy, observation[None])[0]
+        if masked:
+            logits[~env.action_masks()] = -np.inf
+        return int(np.argmax(logits))
+
+    return choose
+
+
+def _player_chooser(player: Opponent) -> Chooser:
+    def choose(env: ChessEnv, observation: np.ndarray) -> int:
+        move = player.choose_move(env.board, env.game.legal_moves)
+        return encode_move(move, env.board.turn)
+
+    return choose
+
+
+@dataclass
+class _Tally:
+    """Running counts of a match."""
+
+    records: dict[str, Counter[str]] = field(
+        default_factory=lambda: {"white": Counter(), "black": Counter()}
+    )
+    terminations: Counter[str] = field(default_factory=Counter)
+    plies: list[int] = field(default_factory=list)
+    illegal: int = 0
+    checkmates: int = 0
+
+    def add(self, color: str, reward: float, outcome: str, plies: int) -> None:
+        verdict = "wins" if reward > 0 else "losses" if reward < 0 else "draws"
+        self.records[color][verdict] += 1
+        self.terminations[outcome] += 1
+        self.plies.append(plies)
+        self.checkmates += outcome == "checkmate" and reward > 0
+
+    def record(self, color: str) -> ColorRecordDTO:
+        counts = self.records[color]
+        return ColorRecordDTO(
+            games=sum(counts.values()),
+            wins=counts["wins"],
+            draws=counts["draws"],
+            losses=counts["losses"],
+        )
+
+
+def evaluate(
+    agent: Any,
+    opponent: str | Opponent | Callable[[chess.Board], chess.Move] = "random",
+    *,
+    games: int = 200,
+    seed: int = 0,
+    max_plies: int | None = DEFAULT_MAX_PLIES,
+    masked: bool = True,
+    pgn_path: str | os.PathLike[str] | None = None,
+    progress_bar: bool = False,
+) -> EvaluationResultDTO:
+    """Play ``games`` games of ``agent`` against ``opponent``, colours alternating.
+
+    Args:
+        agent: an SB3 model or policy trained on ``ChessEnv``'s board observation, a player spec
+            (see ``make_player``), an ``Opponent`` or a callable ``board -> chess.Move``.
+        opponent: the other side, the same kinds of spec (not an SB3 model).
+        games: games to play (at least 1).
+        seed: seeds every game, the opponent's choices included.
+        max_plies: the env's ply cap; a capped game is a draw ("max_plies").
+        masked: restrict a policy to legal moves; with False its illegal choice loses the game
+            and is counted in ``illegal_actions``.
+        pgn_path: write every game here, as PGN.
+        progress_bar: show a tqdm bar.
+    """
+    if games < 1:
+        raise ValueError(f"games must be at least 1, got {games}")
+    policy = _sb3_policy(agent)
+    player = None if policy is not None else make_player(agent)
+    choose = _policy_chooser(policy, masked) if policy is not None else _player_chooser(player)
+    opponent_player = make_player(opponent)
+    tally, pgns = _Tally(), []
+    try:
+        for index in tqdm(range(games), desc="evaluation", unit="game", disable=not progress_bar):
+            color = "white" if index % 2 == 0 else "black"
+            env = ChessEnv(
+                opponent=opponent_player,
+                agent_color=color,
+                illegal_action="terminate",
+                max_plies=max_plies,
+            )
+            if player is not None:
+                player.reset(game_seed(seed, index) + 1)
+            reward, outcome, illegal = _play(env, choose, game_seed(seed, index))
+            tally.add(color, reward, outcome, env.board.ply())
+            tally.illegal += illegal
+            if pgn_path is not None:
+                pgns.append(_pgn(env, color, _name(agent), opponent_player.name, index, outcome))
+    finally:
+        opponent_player.close()
+        if player is not None:
+            player.close()
+    if pgn_path is not None:
+        Path(pgn_path).write_text("\n\n".join(pgns) + "\n", encoding="utf-8")
+    return EvaluationResultDTO.from_counts(
+        opponent=opponent if isinstance(opponent, str) else opponent_player.name,
+        seed=seed,
+        white=tally.record("white"),
+        black=tally.record("black"),
+        mean_plies=float(np.mean(tally.plies)),
+        illegal_actions=tally.illegal,
+        checkmates=tally.checkmates,
+        terminations=dict(tally.terminations),
+    )
+
+
+def _play(env: ChessEnv, choose: Chooser, seed: int) -> tuple[float, str, int]:
+    """One game: the agent's final reward, why it ended, and 1 if it ended on an illegal action."""
+    observation, info = env.reset(seed=seed)
+    reward, done = 0.0, False
+    while not done:
+        observation, reward, terminated, truncated, info = env.step(choose(env, observation))
+        done = terminated or truncated
+    return reward, info["outcome"], int("illegal_action" in info)
+
+
+def _name(agent: Any) -> str:
+    if isinstance(agent, str):
+        return agent
+    return getattr(agent, "name", None) or type(agent).__name__
+
+
+def _pgn(env: ChessEnv, color: str, agent: str, opponent: str, index: int, outcome: str) -> str:
+    game = chess.pgn.Game.from_board(env.board)
+    game.headers["Event"] = "polyarena evaluation"
+    game.headers["Round"] = str(index + 1)
+    game.headers["White"], game.headers["Black"] = (
+        (agent, opponent) if color == "white" else (opponent, agent)
+    )
+    game.headers["Termination"] = outcome
+    if outcome in ("max_plies", "illegal_action"):
+        game.headers["Result"] = _forced_result(env, color, outcome)
+    return str(game)
+
+
+def _forced_result(env: ChessEnv, color: str, outcome: str) -> str:
+    """PGN's result when the rules did not end the game: a capped game is unfinished ("*");
+    an illegal action loses."""
+    if outcome == "max_plies":
+        return "*"
+    return "0-1" if color == "white" else "1-0"
