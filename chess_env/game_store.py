@@ -2,6 +2,9 @@
 
 - At most ``max_games`` games (100). ``create_game`` first cleans up idle games, then, when still
   full, evicts the least recently updated game, finished games before unfinished ones.
+- Every game has its own ``GameSession`` from creation (``session_of``): each change of the game
+  counts as activity on it, and it turns inactive when the game ends. ``create_session`` opens
+  more sessions on a game (for clients), whose activity is only what ``touch`` records.
 - ``cleanup_idle()`` drops the games not updated for ``idle_timeout``, and the sessions without
   activity for as long. A game's sessions go with it.
 - With ``archive_dir``, no game leaves memory unrecorded: a game is appended to ``games.jsonl``
@@ -19,7 +22,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from chess_env.game import AgentConfig, Color, Game, GameSession, GameStatus
+from chess_env.game import AgentConfig, Color, Game, GameSession, GameStatus, ResignTermination
 
 __all__ = ["GameNotFoundError", "SessionNotFoundError", "StateManager"]
 
@@ -93,6 +96,7 @@ class StateManager:
         self._clock = clock
         self._games: dict[str, Game] = {}
         self._sessions: dict[str, GameSession] = {}
+        self._session_of: dict[str, str] = {}  # game id -> the id of the game's own session
         self._archived: set[str] = set()  # games in memory whose final state is in the archive
         self._lock = threading.RLock()
         self._closed = False
@@ -109,6 +113,9 @@ class StateManager:
                 victim = min(self._games.values(), key=lambda g: (not g.is_over, g.last_updated))
                 self._evict(victim.game_id)
             self._games[game.game_id] = game
+            session = GameSession.new(game.game_id, at=now)
+            self._sessions[session.session_id] = session
+            self._session_of[game.game_id] = session.session_id
             return game
 
     def get_game(self, game_id: str) -> Game:
@@ -129,8 +136,13 @@ class StateManager:
         """The game after ``move`` (see ``Game.with_move``); an illegal move changes nothing."""
         return self._update(game_id, lambda game, now: game.with_move(move, thinking_time, at=now))
 
-    def resign(self, game_id: str, color: Color) -> Game:
-        return self._update(game_id, lambda game, now: game.resign(color, at=now))
+    def resign(
+        self, game_id: str, color: Color, termination: ResignTermination = "resigned"
+    ) -> Game:
+        """``color`` gives up; with ``termination="agent_error"``, because its agent failed."""
+        return self._update(
+            game_id, lambda game, now: game.resign(color, termination=termination, at=now)
+        )
 
     def timeout(self, game_id: str, color: Color) -> Game:
         return self._update(game_id, lambda game, now: game.timeout(color, at=now))
@@ -141,6 +153,12 @@ class StateManager:
             return self._drop_idle(self._now())
 
     # -- sessions -------------------------------------------------------------------------------
+
+    def session_of(self, game_id: str) -> GameSession:
+        """The game's own session, opened with it and gone with it."""
+        with self._lock:
+            self.get_game(game_id)
+            return self._sessions[self._session_of[game_id]]
 
     def create_session(self, game_id: str) -> GameSession:
         with self._lock:
@@ -164,9 +182,7 @@ class StateManager:
             changes: dict[str, object] = {"last_activity": max(self._now(), session.last_activity)}
             if spectators is not None:
                 changes["spectators"] = spectators
-            session = GameSession.model_validate({**dict(session), **changes})
-            self._sessions[session_id] = session
-            return session
+            return self._replace_session(session, changes)
 
     # -- lifetime -------------------------------------------------------------------------------
 
@@ -176,6 +192,7 @@ class StateManager:
             for game_id in list(self._games):
                 self._evict(game_id)
             self._sessions.clear()
+            self._session_of.clear()
             self._closed = True
 
     def __enter__(self) -> StateManager:
@@ -199,11 +216,22 @@ class StateManager:
 
     def _update(self, game_id: str, change: Callable[[Game, datetime], Game]) -> Game:
         with self._lock:
-            game = change(self.get_game(game_id), self._now())
+            now = self._now()
+            game = change(self.get_game(game_id), now)
             self._games[game_id] = game
+            own = self._sessions[self._session_of[game_id]]
+            self._replace_session(own, {"last_activity": max(now, own.last_activity)})
             if game.is_over:
+                for session in list(self._sessions.values()):
+                    if session.game_id == game_id:
+                        self._replace_session(session, {"is_active": False})
                 self._archive_finished(game)
             return game
+
+    def _replace_session(self, session: GameSession, changes: dict[str, object]) -> GameSession:
+        session = GameSession.model_validate({**dict(session), **changes})
+        self._sessions[session.session_id] = session
+        return session
 
     def _archive_finished(self, game: Game) -> None:
         """Archive a game as it finishes; on failure warn, and retry when it leaves memory."""
@@ -235,6 +263,7 @@ class StateManager:
             self._archive(self._games[game_id])
         self._archived.discard(game_id)
         del self._games[game_id]
+        del self._session_of[game_id]
         for session_id, session in list(self._sessions.items()):
             if session.game_id == game_id:
                 del self._sessions[session_id]

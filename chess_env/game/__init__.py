@@ -14,6 +14,7 @@ from chess_env.game.models import (
     GameSession,
     GameStatus,
     Move,
+    ResignTermination,
     Termination,
 )
 
@@ -27,6 +28,7 @@ __all__ = [
     "GameSession",
     "GameStatus",
     "Move",
+    "ResignTermination",
     "Termination",
     "validate_game_state",
 ]

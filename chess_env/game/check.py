@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from chess_env.errors import InvalidPositionError
 from chess_env.game.models import (
+    _PLAYER_ENDINGS,
     _RESULT_OF_WINNER,
     Game,
     Move,
@@ -126,7 +127,7 @@ def _final_problems(game: Game, replay: ChessGame) -> list[str]:
     if recorded != reached:
         problems.append(f"board_state.fen is {recorded!r} but the moves reach {reached!r}")
     if replay.outcome is None:
-        if game.termination not in (None, "resigned", "timeout"):
+        if game.termination is not None and game.termination not in _PLAYER_ENDINGS:
             problems.append(
                 f"termination is {game.termination!r} but the moves do not end the game"
             )

@@ -6,8 +6,11 @@
 - ``Move``: one ply as played, every field read from python-chess before the move was pushed.
 - ``Game``: two agents, the start FEN, the moves, the position, status and result. Frozen:
   ``with_move``, ``resign`` and ``timeout`` return the next ``Game``, so the history only grows,
-  and a finished game takes nothing more (``GameOverError``). ``to_pgn`` exports it.
-- ``GameSession``: a client session watching one game.
+  and a finished game takes nothing more (``GameOverError``). ``to_pgn`` exports it. A side
+  whose agent fails (crashes, or answers an illegal move) resigns with termination
+  "agent_error": the spec's "in_progress -> resigned (agent error/timeout fallback)".
+- ``GameSession``: the runtime record of a game: its spectators, activity, and whether it is
+  still live (``is_active``).
 - ``AgentConfig``: a chess-playing LLM agent: identity, model, prompt, sampling, timeout, stats.
 - ``AgentStats``: an agent's results over games; wins, losses and draws sum to the games played.
 Construction checks what needs no replay (turn, counts, status, times);
@@ -53,6 +56,7 @@ __all__ = [
     "GameSession",
     "GameStatus",
     "Move",
+    "ResignTermination",
     "Termination",
 ]
 
@@ -68,8 +72,10 @@ Termination = Literal[
     "fifty_moves",
     "threefold_repetition",
     "resigned",
+    "agent_error",
     "timeout",
 ]
+ResignTermination = Literal["resigned", "agent_error"]
 PieceName = Literal["pawn", "knight", "bishop", "rook", "queen", "king"]
 PromotionPiece = Literal["queen", "rook", "bishop", "knight"]
 
@@ -78,12 +84,16 @@ _UCI = r"^[a-h][1-8][a-h][1-8][qrbn]?$"
 _CASTLING_UCI = {"white": ("e1g1", "e1c1"), "black": ("e8g8", "e8c8")}
 # The status of each termination not listed here is "draw".
 _STATUS_OF = {name: name for name in ("checkmate", "stalemate", "resigned", "timeout")}
+_STATUS_OF["agent_error"] = "resigned"
+# Endings that are a player's doing, not the position's: any position allows them.
+_PLAYER_ENDINGS = ("resigned", "agent_error", "timeout")
 _RESULT_OF_WINNER: dict[bool | None, GameResult] = {
     chess.WHITE: "white_wins",
     chess.BLACK: "black_wins",
     None: "draw",
 }
 _PGN_RESULT = {"white_wins": "1-0", "black_wins": "0-1", "draw": "1/2-1/2", None: "*"}
+_PGN_TERMINATION = {"timeout": "time forfeit", "agent_error": "abandoned", None: "unterminated"}
 # Endings the position alone shows; repetitions need the moves (validate_game_state replays).
 _POSITION_ENDINGS = {
     "checkmate": chess.Board.is_checkmate,
@@ -506,12 +516,24 @@ class Game(FrozenDTO):
             changes |= _ending(game.ending, _RESULT_OF_WINNER[game.outcome.winner], at)
         return self._next(changes)
 
-    def resign(self, color: Color, *, at: datetime | None = None) -> Game:
-        """``color`` gives up: the other side wins."""
+    def resign(
+        self,
+        color: Color,
+        *,
+        termination: ResignTermination = "resigned",
+        at: datetime | None = None,
+    ) -> Game:
+        """``color`` gives up: the other side wins. ``termination`` says why: "resigned" (by
+        choice) or "agent_error" (its agent failed to produce a legal move); the status is
+        "resigned" either way."""
         self._check_playing()
         winner = _other(_checked_color(color))
+        if termination not in ("resigned", "agent_error"):
+            raise ValueError(
+                f"termination must be 'resigned' or 'agent_error', got {termination!r}"
+            )
         at = self._next_time(at)
-        return self._next({**_ending("resigned", f"{winner}_wins", at), "last_updated": at})
+        return self._next({**_ending(termination, f"{winner}_wins", at), "last_updated": at})
 
     def timeout(self, color: Color, *, at: datetime | None = None) -> Game:
         """``color`` ran out of time deciding its move: the other side wins.
@@ -538,10 +560,8 @@ class Game(FrozenDTO):
             White=self.white.name,
             Black=self.black.name,
             Result=_PGN_RESULT[self.result],
-            # PGN's own words: a resignation ends a game "normal"ly.
-            Termination={"timeout": "time forfeit", None: "unterminated"}.get(
-                self.termination, "normal"
-            ),
+            # PGN's own words: a resignation ends a game "normal"ly, a failed agent "abandon"s it.
+            Termination=_PGN_TERMINATION.get(self.termination, "normal"),
             UTCTime=started.strftime("%H:%M:%S"),
             GameId=self.game_id,
         )
@@ -568,13 +588,14 @@ class Game(FrozenDTO):
 
         Only the plies since the last capture or pawn move go through ``ChessGame`` (no earlier
         position can recur, so its repetition counts stay exact); the others are plain pushes,
-        which skip ``ChessGame``'s move generation after every ply.
+        which skip ``ChessGame``'s move generation after every ply, and the legality check
+        (every recorded move was legal when it was added).
         """
         board = chess.Board(self.start_fen)
         moves = [move.uci_notation for move in self.move_history]
         split = len(moves) - min(len(moves), self.board_state.halfmove_clock)
         for uci in moves[:split]:
-            board.push_uci(uci)
+            board.push(chess.Move.from_uci(uci))
         game = ChessGame(board, claim_draws=True, max_plies=None)
         for uci in moves[split:]:
             game.play_uci(uci)
@@ -604,13 +625,18 @@ def _ending(termination: str, result: str, at: datetime) -> dict[str, Any]:
 
 
 class GameSession(FrozenDTO):
-    """A client session watching one game (its websockets live in the server, not here)."""
+    """The runtime record of one game: who watches it and whether it is live.
+
+    Its websockets live in the server, not here: ``spectators`` counts them. ``is_active``
+    turns False when the game ends (the session is kept until the game leaves memory).
+    """
 
     session_id: UUID4Str = Field(description="UUID4, unique among the sessions")
     game_id: UUID4Str = Field(description="The game watched")
     created_at: AwareDatetime = Field(description="When the session opened")
-    last_activity: AwareDatetime = Field(description="The latest request or message")
+    last_activity: AwareDatetime = Field(description="The latest move, request or connection")
     spectators: int = Field(0, ge=0, description="Clients connected to it now")
+    is_active: bool = Field(True, description="False once the game is over")
 
     @classmethod
     def new(cls, game_id: str, *, at: datetime | None = None) -> GameSession:
@@ -706,7 +732,7 @@ def _status_problems(game: Game, board: chess.Board) -> list[str]:
         problems.append(f"status {game.status!r} does not fit termination {termination!r}")
     if termination in _POSITION_ENDINGS and not _POSITION_ENDINGS[termination](board):
         problems.append(f"termination is {termination!r} but the position is not ({board.fen()})")
-    if termination in ("resigned", "timeout") and _position_ending(board):
+    if termination in _PLAYER_ENDINGS and _position_ending(board):
         problems.append(
             f"termination is {termination!r} but the position had ended the game already "
             f"({_position_ending(board)})"

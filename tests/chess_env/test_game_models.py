@@ -327,6 +327,25 @@ def test_resign_and_timeout() -> None:
     assert validate_game_state(resigned) == validate_game_state(timed_out) == []
 
 
+def test_a_failed_agent_resigns_with_termination_agent_error() -> None:
+    game = play(["e4"])
+    failed = game.resign("black", termination="agent_error", at=T0 + timedelta(seconds=3))
+    assert (failed.status, failed.result, failed.termination) == (
+        "resigned", "white_wins", "agent_error",
+    )  # fmt: skip
+    assert validate_game_state(failed) == []
+    headers = chess.pgn.read_headers(io.StringIO(failed.to_pgn()))
+    assert headers is not None and (headers["Result"], headers["Termination"]) == (
+        "1-0", "abandoned",
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="termination must be 'resigned' or 'agent_error'"):
+        game.resign("black", termination="checkmate")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="status 'draw' does not fit termination"):
+        rebuild(failed, status="draw", result="draw")
+    over = corrupt(play(FOOLS_MATE), termination="agent_error", status="resigned")
+    assert any("the moves end the game by checkmate" in p for p in validate_game_state(over))
+
+
 def test_a_finished_game_takes_nothing_more() -> None:
     for game in (play(FOOLS_MATE), play(["e4"]).resign("black")):
         with pytest.raises(GameOverError, match=f"game {game.game_id} is over"):
@@ -411,6 +430,7 @@ def test_game_session() -> None:
     game_id = str(uuid.uuid4())
     session = GameSession.new(game_id, at=T0)
     assert session.last_activity == session.created_at == T0 and session.spectators == 0
+    assert session.is_active and not rebuild(session, is_active=False).is_active
     with pytest.raises(ValidationError, match=r"last_activity .* is before created_at"):
         rebuild(session, last_activity=T0 - timedelta(seconds=1))
     with pytest.raises(ValidationError, match="not a UUID"):

@@ -201,6 +201,49 @@ def test_sessions(clock: FakeClock) -> None:
         manager.touch(session.session_id, spectators=-1)
 
 
+def test_each_game_has_its_own_session_from_creation_to_eviction(clock: FakeClock) -> None:
+    manager = StateManager(max_games=1, idle_timeout=60, clock=clock)
+    game_id = create(manager, clock)
+    own = manager.session_of(game_id)
+    assert (own.game_id, own.created_at, own.spectators, own.is_active) == (
+        game_id, clock.now, 0, True,
+    )  # fmt: skip
+    assert manager.get_session(own.session_id) == own
+    extra = manager.create_session(game_id)
+    clock.advance(50)
+    game = manager.apply_move(game_id, "e4")  # activity on the game is activity on its session
+    assert manager.session_of(game_id).last_activity == game.last_updated == clock.now
+    assert manager.get_session(extra.session_id).last_activity == extra.created_at
+    clock.advance(20)
+    assert manager.cleanup_idle() == []  # the game moved 20 s ago; the extra session idled 70 s
+    assert manager.session_of(game_id).session_id == own.session_id
+    with pytest.raises(SessionNotFoundError):
+        manager.get_session(extra.session_id)
+    manager.touch(own.session_id, spectators=2)
+    clock.advance(1)
+    ended = manager.resign(game_id, "black", "agent_error")
+    assert (ended.status, ended.termination) == ("resigned", "agent_error")
+    session = manager.session_of(game_id)
+    assert (session.is_active, session.spectators, session.last_activity) == (False, 2, clock.now)
+    assert not manager.touch(own.session_id, spectators=0).is_active  # stays inactive
+    create(manager, clock)  # evicts the game, and its session with it
+    with pytest.raises(GameNotFoundError):
+        manager.session_of(game_id)
+    with pytest.raises(SessionNotFoundError):
+        manager.get_session(own.session_id)
+
+
+def test_every_session_of_a_game_turns_inactive_when_it_ends(clock: FakeClock) -> None:
+    manager = StateManager(clock=clock)
+    game_id, other = create(manager, clock), create(manager, clock)
+    watching = manager.create_session(game_id)
+    for move in ("f3", "e5", "g4", "Qh4#"):
+        manager.apply_move(game_id, move)
+    assert not manager.get_session(watching.session_id).is_active
+    assert not manager.session_of(game_id).is_active
+    assert manager.session_of(other).is_active
+
+
 def test_a_naive_clock_is_refused() -> None:
     manager = StateManager(clock=lambda: datetime(2025, 10, 25))
     with pytest.raises(ValueError, match="timezone-aware"):
