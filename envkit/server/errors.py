@@ -73,7 +73,7 @@ class ServiceError(Exception):
 
 class ErrorDetail(pydantic.BaseModel):
     """One failing place in the input, shaped like pydantic's validation errors so that a client
-    reads every refusal the same way. Text is escaped on the way in (see ``_printable``)."""
+    reads every refusal the same way. Lone surrogates in its text are escaped on the way in."""
 
     model_config = pydantic.ConfigDict(frozen=True)
 
