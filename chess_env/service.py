@@ -8,20 +8,40 @@ does not import this module.
 - ``POST /games`` ``{white: AgentSpec, black: AgentSpec, fen?}`` -> the ``Game`` (201). An agent
   is ``{kind, name, depth?, seed?, ...AgentConfig fields}``: "engine" (Stockfish at ``depth``;
   503 when not installed), "random", "greedy", or "remote" (a client moves for it).
-- ``GET /games[?status=]``: summaries; ``GET /games/{id}``: the ``Game``; ``GET
-  /games/{id}/pgn``: PGN text.
+- ``GET /games[?status=]``: summaries (with the recorded spectator count); ``GET /games/{id}``:
+  the ``Game``; ``GET /games/{id}/pgn``: PGN text; ``GET /games/{id}/session``: the game's
+  ``GameSession`` (the state manager opens it with the game): ``spectators`` is updated as
+  spectators connect and leave, ``last_activity`` by each move and connection, ``is_active``
+  turns False when the game ends; the session leaves memory with its game (then 404).
 - ``POST /games/{id}/moves`` ``{move, color?, thinking_time?}``: a remote agent's move in UCI or
   SAN. 422 for an illegal move (``reason`` from ``chess_env.move_parsing``), 409 when the game is
   over or the side to move is not remote (or not ``color``).
 - ``POST /games/{id}/resign`` ``{color}``.
-- ``WS /games/{id}/events``: a ``snapshot`` frame (the game), then ``move_made`` and
-  ``game_ended`` frames; the server closes the socket after ``game_ended`` (1000), or when the
-  game leaves memory (1001).
+- ``WS /games/{id}/events``: the game as it is, then ``move_made`` and ``game_ended`` frames;
+  the server closes the socket after ``game_ended`` (1000), or when the game leaves memory
+  (1001). Every frame stays under 64 KB however long the game, so the game comes in pages: a
+  ``snapshot`` frame ``{"game": the Game without move_history, "ply": N}``, then ``history``
+  frames ``{"game_id", "from_ply", "moves": [Move, ...]}`` of up to ``HISTORY_PAGE`` moves
+  each, N moves in all. ``Game.model_validate({**game, "move_history": moves})`` rebuilds the
+  whole record; ``move_made`` frames continue from ply N + 1. ``game_ended`` carries the PGN,
+  or null for a PGN over ``MAX_FRAME_PGN`` characters (several thousand plies: ``GET
+  /games/{id}/pgn`` has it). The agents' texts are capped (``AgentSpec``) to keep the
+  snapshot small.
 
 Server agents move on their turn: right after the remote agent's move (the reply is in the
 response), right after creation when they play white, and, when no agent is remote, in a
 background task that plays the whole game. Their moves run in worker threads (Stockfish
-blocks) and are limited to the agent's ``timeout_seconds``: a late move loses on time.
+blocks) and are limited to the agent's ``timeout_seconds``: a late move loses on time. An agent
+that fails (raises, or answers an illegal move) resigns for its side, termination
+"agent_error"; the error is logged, spectators get ``game_ended``, and the request that set the
+agent thinking gets the ended game (201 or 200), not an error: the request itself was fine.
+A finished game's server agents are closed at once (no Stockfish process outlives its game).
+
+Games idle longer than the state manager's ``idle_timeout`` are dropped every
+``cleanup_interval`` seconds (and before each new game): archived, their agents closed, their
+spectators' streams ended (1001). The periodic cleanup starts with the first game, so it runs
+whether the app serves on its own or is mounted in another (whose lifespan does not run this
+one's), and stops in ``ChessService.close()``.
 Errors are ``{"detail", "code", "reason"?}`` as in ``envkit.server``.
 """
 
@@ -50,8 +70,16 @@ from starlette.requests import HTTPConnection
 from starlette.websockets import WebSocketDisconnect
 
 from chess_env.errors import GameOverError, InvalidPositionError, StockfishNotFoundError
-from chess_env.game import AgentConfig, Color, Game, GameResult, GameStatus, Termination
-from chess_env.game_store import GameNotFoundError, StateManager
+from chess_env.game import (
+    AgentConfig,
+    Color,
+    Game,
+    GameResult,
+    GameSession,
+    GameStatus,
+    Termination,
+)
+from chess_env.game_store import GameNotFoundError, SessionNotFoundError, StateManager
 from chess_env.move_parsing import MoveParseError
 from chess_env.opponents import GreedyOpponent, Opponent, RandomOpponent, StockfishOpponent
 from envkit.server.errors import (
@@ -62,7 +90,7 @@ from envkit.server.errors import (
     UnknownSessionError,
     error_payload,
 )
-from envkit.server.limits import MAX_BODY_BYTES, BodySizeLimit
+from envkit.server.limits import BodySizeLimit, Limits
 from envkit.server.models import ErrorResponse
 
 __all__ = [
@@ -95,6 +123,8 @@ _CONFIG_FIELDS = (
     "timeout_seconds",
 )
 QUEUE_SIZE = 1024  # events a spectator may lag behind before it is dropped
+HISTORY_PAGE = 100  # moves per history frame: a Move is at most about 330 bytes of JSON
+MAX_FRAME_PGN = 32 * 1024  # characters of PGN a game_ended frame carries at most
 CLOSE_GOING_AWAY = 1001
 CLOSE_POLICY_VIOLATION = 1008
 
@@ -129,9 +159,14 @@ class AgentSpec(BaseModel):
     seed: int | None = Field(
         None, ge=0, lt=2**64, description="Seed of a random or greedy agent's choices"
     )
-    personality: str | None = Field(None, description="Playing style (default: the kind)")
-    model_name: str | None = Field(None, min_length=1, description="Model id (default: the kind)")
-    system_prompt: str | None = Field(None, description="The agent's instructions")
+    # Capped so that a game's snapshot frame stays well under 64 KB (4 bytes a character).
+    personality: str | None = Field(
+        None, max_length=100, description="Playing style (default: the kind)"
+    )
+    model_name: str | None = Field(
+        None, min_length=1, max_length=200, description="Model id (default: the kind)"
+    )
+    system_prompt: str | None = Field(None, max_length=4000, description="The agent's instructions")
     temperature: float | None = Field(None, ge=0.0, le=2.0, description="Sampling temperature")
     max_tokens: int | None = Field(None, gt=0, description="Most tokens in one reply")
     timeout_seconds: float | None = Field(
@@ -220,6 +255,7 @@ class GameSummary(BaseModel):
     ply: int = Field(description="Moves played")
     fen: str = Field(description="The position now")
     last_updated: datetime = Field(description="The latest change")
+    spectators: int = Field(description="Spectators connected now (as the game's session says)")
 
 
 # -- the service --------------------------------------------------------------------------------
@@ -268,14 +304,22 @@ class ChessService:
 
     All methods run on the app's event loop; the per-game ``asyncio.Lock`` makes the turn check
     and the move one step, so two requests never play for the same turn.
+
+    Args:
+        state_manager: where the games and their sessions live.
+        cleanup_interval: seconds between two sweeps for idle games (default 60).
     """
 
-    def __init__(self, state_manager: StateManager) -> None:
+    def __init__(self, state_manager: StateManager, *, cleanup_interval: float = 60.0) -> None:
+        if not cleanup_interval > 0:
+            raise ValueError(f"cleanup_interval must be positive, got {cleanup_interval}")
         self.games = state_manager
+        self.cleanup_interval = cleanup_interval
         self._seats: dict[str, dict[Color, _Seat]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._drivers: dict[str, asyncio.Task[None]] = {}
         self._spectators: dict[str, set[asyncio.Queue[dict[str, Any] | None]]] = {}
+        self._sweeper: asyncio.Task[None] | None = None
 
     # -- games ----------------------------------------------------------------------------------
 
@@ -298,10 +342,11 @@ class ChessService:
             raise
         self._seats[game.game_id] = seats
         self._forget_gone()
+        self._start_sweeping()
         driver = self._drive(game.game_id)
         if all(seat.kind != "remote" for seat in seats.values()):
             return game
-        await asyncio.shield(driver)  # a client leaving must not stop the agent mid-move
+        await asyncio.wait({driver})  # unlike awaiting it: a client leaving does not cancel it
         return self.get(game.game_id)
 
     def get(self, game_id: str) -> Game:
@@ -310,9 +355,20 @@ class ChessService:
         except GameNotFoundError as error:
             raise UnknownGameError(str(error), reason="unknown_game") from None
 
+    def session(self, game_id: str) -> GameSession:
+        """The game's session: its spectators, activity and whether it is live."""
+        try:
+            return self.games.session_of(game_id)
+        except GameNotFoundError as error:
+            raise UnknownGameError(str(error), reason="unknown_game") from None
+
     def summaries(self, status: GameStatus | None) -> list[GameSummary]:
         summaries = []
         for game in self.games.list_games(status):
+            try:
+                session = self.games.session_of(game.game_id)
+            except GameNotFoundError:
+                continue  # evicted since it was listed
             seats = self._seats.get(game.game_id, _REMOTE_SEATS)
             summaries.append(
                 GameSummary(
@@ -328,6 +384,7 @@ class ChessService:
                     ply=len(game.move_history),
                     fen=game.board_state.fen,
                     last_updated=game.last_updated,
+                    spectators=session.spectators,
                 )
             )
         return summaries
@@ -342,7 +399,7 @@ class ChessService:
                     self.games.apply_move, game_id, request.move, request.thinking_time
                 )
             self._publish(before, after)
-        await asyncio.shield(self._drive(game_id))
+        await asyncio.wait({self._drive(game_id)})  # a client leaving must not stop the agent
         return self.get(game_id)
 
     async def resign(self, game_id: str, color: Color) -> Game:
@@ -360,23 +417,34 @@ class ChessService:
         game = self.get(game_id)
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(maxsize=QUEUE_SIZE)
         self._spectators.setdefault(game_id, set()).add(queue)
+        self._record_spectators(game_id)
         return game, queue
 
     def unsubscribe(self, game_id: str, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
-        self._spectators.get(game_id, set()).discard(queue)
-
-    def spectators(self, game_id: str) -> int:
-        return len(self._spectators.get(game_id, ()))
+        watching = self._spectators.get(game_id)
+        if watching is None:
+            return  # the game left memory, and its session with it
+        watching.discard(queue)
+        self._record_spectators(game_id)
 
     # -- lifetime -------------------------------------------------------------------------------
 
+    async def sweep(self) -> list[str]:
+        """Drop the games idle longer than the state manager's ``idle_timeout`` now, as the
+        periodic cleanup does: archived, agents closed, spectators told (1001). Their ids."""
+        dropped = await run_in_threadpool(self.games.cleanup_idle)
+        self._forget_gone()
+        return dropped
+
     async def close(self) -> None:
-        """Stop the agents, end the spectators' streams and close the state manager (which
-        archives the games)."""
-        drivers = list(self._drivers.values())
-        for driver in drivers:
-            driver.cancel()
-        await asyncio.gather(*drivers, return_exceptions=True)
+        """Stop the cleanup and the agents, end the spectators' streams and close the state
+        manager (which archives the games)."""
+        tasks = list(self._drivers.values())
+        if self._sweeper is not None:
+            tasks.append(self._sweeper)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         for game_id in list(self._seats):
             self._forget(game_id)
         for game_id in list(self._spectators):
@@ -384,6 +452,26 @@ class ChessService:
         await run_in_threadpool(self.games.close)
 
     # -- inside ---------------------------------------------------------------------------------
+
+    def _start_sweeping(self) -> None:
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = asyncio.create_task(self._sweep_periodically())
+
+    async def _sweep_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(self.cleanup_interval)
+            try:
+                await self.sweep()
+            except Exception:  # e.g. the archive's disk is full: the next sweep tries again
+                logger.exception("cleaning up idle games failed")
+
+    def _record_spectators(self, game_id: str) -> None:
+        """Write the number of spectators of ``game_id`` into its session."""
+        try:
+            session = self.games.session_of(game_id)
+            self.games.touch(session.session_id, len(self._spectators.get(game_id, ())))
+        except (GameNotFoundError, SessionNotFoundError):
+            pass  # evicted in a worker thread a moment ago; _forget_gone follows
 
     def _lock(self, game_id: str) -> asyncio.Lock:
         return self._locks.setdefault(game_id, asyncio.Lock())
@@ -429,31 +517,49 @@ class ChessService:
             async with self._lock(game_id):
                 try:
                     game = self.games.get_game(game_id)
+                    seat = self._seats.get(game_id, _REMOTE_SEATS)[game.current_turn]
+                    if game.is_over or seat.opponent is None:
+                        return
+                    after = await self._server_move(game, seat)
                 except GameNotFoundError:
                     return  # evicted meanwhile
-                seat = self._seats.get(game_id, _REMOTE_SEATS)[game.current_turn]
-                if game.is_over or seat.opponent is None:
-                    return
-                after = await self._server_move(game, seat)
                 self._publish(game, after)
 
     async def _server_move(self, game: Game, seat: _Seat) -> Game:
+        """The game after the server agent's move; it loses on time when late, and resigns
+        ("agent_error") when it raises or answers an illegal move."""
         assert seat.opponent is not None
         board = chess.Board(game.start_fen)
-        for move in game.move_history:
-            board.push_uci(move.uci_notation)  # the whole stack: engines see repetitions
+        for move in game.move_history:  # the whole stack: engines see repetitions
+            board.push(chess.Move.from_uci(move.uci_notation))
+        legal = list(board.legal_moves)  # before the agent sees the board: it might push on it
+        color, game_id = game.current_turn, game.game_id
         started = time.perf_counter()
         # asyncio's executor, not anyio's: a timed-out thread is abandoned, not waited for.
-        thinking = asyncio.to_thread(seat.opponent.choose_move, board, list(board.legal_moves))
+        thinking = asyncio.to_thread(seat.opponent.choose_move, board, legal)
         try:
             chosen = await asyncio.wait_for(thinking, seat.timeout)
-        except asyncio.TimeoutError:
-            return await run_in_threadpool(self.games.timeout, game.game_id, game.current_turn)
+        except asyncio.TimeoutError:  # not TimeoutError's alias before Python 3.11
+            return await run_in_threadpool(self.games.timeout, game_id, color)
+        except Exception:
+            logger.exception("the %s agent (%s) of game %s failed", seat.kind, color, game_id)
+            return await run_in_threadpool(self.games.resign, game_id, color, "agent_error")
+        if chosen not in legal:
+            logger.error(
+                "the %s agent (%s) of game %s answered %r, not a legal move in %s",
+                seat.kind,
+                color,
+                game_id,
+                chosen,
+                game.board_state.fen,
+            )
+            return await run_in_threadpool(self.games.resign, game_id, color, "agent_error")
         elapsed = time.perf_counter() - started
-        return await run_in_threadpool(self.games.apply_move, game.game_id, chosen.uci(), elapsed)
+        return await run_in_threadpool(self.games.apply_move, game_id, chosen.uci(), elapsed)
 
     def _publish(self, before: Game, after: Game) -> None:
-        """Tell the spectators what changed from ``before`` to ``after``."""
+        """Tell the spectators what changed from ``before`` to ``after``; release the agents of
+        a game that has just ended."""
         if len(after.move_history) > len(before.move_history):
             last = after.move_history[-1]
             data = {
@@ -467,6 +573,7 @@ class ChessService:
             self._broadcast(after.game_id, {"type": "move_made", "data": data})
         if after.is_over and not before.is_over:
             self._broadcast(after.game_id, _ended_frame(after))
+            self._retire_seats(after.game_id)
 
     def _broadcast(self, game_id: str, event: dict[str, Any]) -> None:
         for queue in list(self._spectators.get(game_id, ())):
@@ -490,6 +597,13 @@ class ChessService:
         self._close_seats(self._seats.pop(game_id, {}))
         self._locks.pop(game_id, None)
 
+    def _retire_seats(self, game_id: str) -> None:
+        """Close a finished game's agents, keeping their kinds for the summaries."""
+        seats = self._seats.get(game_id)
+        if seats is not None:
+            self._seats[game_id] = {color: _Seat(seat.kind) for color, seat in seats.items()}
+            self._close_seats(seats)
+
     def _end_streams(self, game_id: str) -> None:
         for queue in self._spectators.pop(game_id, set()):
             _end_stream(queue)
@@ -507,13 +621,29 @@ def _end_stream(queue: asyncio.Queue[dict[str, Any] | None]) -> None:
     queue.put_nowait(None)
 
 
+def _snapshot_frames(game: Game) -> Iterator[dict[str, Any]]:
+    """The game as frames of bounded size: the record without its moves, then the moves in
+    pages of ``HISTORY_PAGE``."""
+    record = game.model_dump(mode="json", exclude={"move_history"})
+    yield {"type": "snapshot", "data": {"game": record, "ply": len(game.move_history)}}
+    for start in range(0, len(game.move_history), HISTORY_PAGE):
+        page = game.move_history[start : start + HISTORY_PAGE]
+        data = {
+            "game_id": game.game_id,
+            "from_ply": start + 1,
+            "moves": [move.model_dump(mode="json") for move in page],
+        }
+        yield {"type": "history", "data": data}
+
+
 def _ended_frame(game: Game) -> dict[str, Any]:
+    pgn = game.to_pgn()
     data = {
         "game_id": game.game_id,
         "status": game.status,
         "result": game.result,
         "termination": game.termination,
-        "pgn": game.to_pgn(),
+        "pgn": pgn if len(pgn) <= MAX_FRAME_PGN else None,
     }
     return {"type": "game_ended", "data": data}
 
@@ -572,6 +702,16 @@ def get_game(game_id: str, service: Service) -> Game:
 
 
 @games_router.get(
+    "/games/{game_id}/session",
+    response_model=GameSession,
+    responses=_NOT_FOUND,
+    summary="The game's session: spectators, activity, live or not",
+)
+def game_session(game_id: str, service: Service) -> GameSession:
+    return service.session(game_id)
+
+
+@games_router.get(
     "/games/{game_id}/pgn",
     response_class=PlainTextResponse,
     responses={**_NOT_FOUND, 200: {"content": {"text/plain": {}}, "description": "The PGN"}},
@@ -609,47 +749,61 @@ events_router = APIRouter(tags=["Events"])
 
 @events_router.websocket("/games/{game_id}/events")
 async def game_events(websocket: WebSocket, game_id: str, service: Service) -> None:
-    """A snapshot, then each move and the ending; client messages are ignored."""
+    """The game in pages, then each move and the ending; client messages are ignored."""
     await websocket.accept()
     try:
         game, queue = service.subscribe(game_id)
     except ServiceError as error:
-        await websocket.send_text(json.dumps({"type": "error", "data": error_payload(error)[1]}))
+        await _send(websocket, {"type": "error", "data": error_payload(error)[1]})
         await websocket.close(CLOSE_POLICY_VIOLATION, "unknown game")
         return
     left = asyncio.ensure_future(_until_disconnect(websocket))
     try:
-        await websocket.send_text(
-            json.dumps({"type": "snapshot", "data": game.model_dump(mode="json")})
-        )
+        for frame in _snapshot_frames(game):
+            await _send(websocket, frame)
         if game.is_over:
-            await websocket.send_text(json.dumps(_ended_frame(game)))
+            await _send(websocket, _ended_frame(game))
             await websocket.close()
             return
-        seen = len(game.move_history)
-        while True:
-            getting = asyncio.ensure_future(queue.get())
-            await asyncio.wait({getting, left}, return_when=asyncio.FIRST_COMPLETED)
-            if not getting.done():
-                getting.cancel()
-                return
-            event = getting.result()
-            if event is None:
-                await websocket.close(CLOSE_GOING_AWAY, "the game left memory")
-                return
-            if event["type"] == "move_made":
-                if event["data"]["ply"] <= seen:  # already in the snapshot
-                    continue
-                seen = event["data"]["ply"]
-            await websocket.send_text(json.dumps(event))
-            if event["type"] == "game_ended":
-                await websocket.close()
-                return
+        await _forward(websocket, queue, left, len(game.move_history))
     except WebSocketDisconnect:
         pass
     finally:
         left.cancel()
         service.unsubscribe(game_id, queue)
+
+
+async def _forward(
+    websocket: WebSocket,
+    queue: asyncio.Queue[dict[str, Any] | None],
+    left: asyncio.Future[None],
+    seen: int,
+) -> None:
+    """Send the events after ply ``seen`` until the game ends or leaves memory, or the
+    spectator leaves (``left``)."""
+    while True:
+        getting = asyncio.ensure_future(queue.get())
+        await asyncio.wait({getting, left}, return_when=asyncio.FIRST_COMPLETED)
+        if not getting.done():
+            getting.cancel()
+            return
+        event = getting.result()
+        if event is None:
+            await websocket.close(CLOSE_GOING_AWAY, "the game left memory")
+            return
+        if event["type"] == "move_made":
+            if event["data"]["ply"] <= seen:  # already in the snapshot
+                continue
+            seen = event["data"]["ply"]
+        await _send(websocket, event)
+        if event["type"] == "game_ended":
+            await websocket.close()
+            return
+
+
+async def _send(websocket: WebSocket, frame: dict[str, Any]) -> None:
+    # UTF-8 rather than \u escapes: at most 4 bytes a character instead of 12.
+    await websocket.send_text(json.dumps(frame, ensure_ascii=False))
 
 
 async def _until_disconnect(websocket: WebSocket) -> None:
@@ -670,20 +824,24 @@ def create_chess_service_app(
     *,
     archive_dir: str | os.PathLike[str] | None = None,
     max_games: int = 100,
+    cleanup_interval: float = 60.0,
 ) -> FastAPI:
-    """The chess service as an app; ``state_manager.close()`` runs when the app shuts down.
+    """The chess service as an app; ``ChessService.close()`` (which closes ``state_manager``,
+    archiving its games) runs when the app shuts down.
 
     Args:
         state_manager: where the games live; default a new ``StateManager(max_games,
             archive_dir=archive_dir)`` (``archive_dir`` and ``max_games`` are for that one only).
         archive_dir: where finished, evicted and (at shutdown) unfinished games are appended.
         max_games: games held at once; the least recently updated (finished ones first) go.
+        cleanup_interval: seconds between two sweeps for idle games (default 60); the idle
+            time itself is the state manager's ``idle_timeout``.
     """
     if state_manager is not None and archive_dir is not None:
         raise ValueError("archive_dir is for the default StateManager; set it on yours instead")
     if state_manager is None:
         state_manager = StateManager(max_games=max_games, archive_dir=archive_dir)
-    service = ChessService(state_manager)
+    service = ChessService(state_manager, cleanup_interval=cleanup_interval)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -698,7 +856,9 @@ def create_chess_service_app(
         responses={422: {"model": ErrorResponse, "description": "Malformed or illegal input"}},
     )
     app.state.chess_service = service
-    app.add_middleware(BodySizeLimit, max_bytes=MAX_BODY_BYTES)
+    # As envkit.server's apps have: envkit.server.make_server reads the WebSocket frame limit.
+    app.state.limits = Limits()
+    app.add_middleware(BodySizeLimit, max_bytes=app.state.limits.max_body_bytes)
     for handled in (ServiceError, ValidationError, RequestValidationError):
         app.add_exception_handler(handled, _error_response)
     app.include_router(router)

@@ -46,6 +46,21 @@ def move(client: TestClient, game_id: str, text: str, **extra: Any) -> Any:
     return client.post(f"/games/{game_id}/moves", json={"move": text, **extra})
 
 
+def receive_game(ws: WebSocketTestSession) -> Game:
+    """The game as the snapshot and history frames give it, every frame under 64 KB."""
+    frames = [ws.receive_text()]
+    snapshot = json.loads(frames[0])
+    assert snapshot["type"] == "snapshot"
+    moves: list[dict[str, Any]] = []
+    while len(moves) < snapshot["data"]["ply"]:
+        frames.append(ws.receive_text())
+        page = json.loads(frames[-1])
+        assert page["type"] == "history" and page["data"]["from_ply"] == len(moves) + 1
+        moves += page["data"]["moves"]
+    assert all(len(frame.encode()) < 64 * 1024 for frame in frames)
+    return Game.model_validate({**snapshot["data"]["game"], "move_history": moves})
+
+
 def events_until_end(ws: WebSocketTestSession) -> list[dict[str, Any]]:
     """Every frame up to game_ended, then check that the server closes the socket."""
     frames = [ws.receive_json()]
@@ -227,9 +242,7 @@ def test_spectators_see_snapshot_moves_of_both_sides_and_the_end(client: TestCli
         client.websocket_connect(f"/games/{game_id}/events") as second,
     ):
         for ws in (first, second):
-            snapshot = ws.receive_json()
-            assert snapshot["type"] == "snapshot"
-            assert Game.model_validate(snapshot["data"]).game_id == game_id
+            assert receive_game(ws).game_id == game_id
         for text in FOOLS_MATE:
             assert move(client, game_id, text).status_code == 200
         for ws in (first, second):
@@ -259,7 +272,7 @@ def test_spectators_see_snapshot_moves_of_both_sides_and_the_end(client: TestCli
 def test_spectators_see_server_agents_moves(client: TestClient) -> None:
     game_id = create(client, REMOTE, RANDOM)["game_id"]
     with client.websocket_connect(f"/games/{game_id}/events") as ws:
-        assert ws.receive_json()["type"] == "snapshot"
+        assert receive_game(ws).move_history == ()
         move(client, game_id, "e4")
         frames = [ws.receive_json(), ws.receive_json()]
         assert [f["data"]["player"] for f in frames] == ["white", "black"]
@@ -272,7 +285,7 @@ def test_spectating_a_finished_or_unknown_game(client: TestClient) -> None:
     game_id = create(client, REMOTE, REMOTE)["game_id"]
     client.post(f"/games/{game_id}/resign", json={"color": "black"})
     with client.websocket_connect(f"/games/{game_id}/events") as ws:
-        assert ws.receive_json()["data"]["status"] == "resigned"
+        assert receive_game(ws).status == "resigned"
         assert [f["type"] for f in events_until_end(ws)] == ["game_ended"]
     missing = "00000000-0000-4000-8000-000000000000"
     with client.websocket_connect(f"/games/{missing}/events") as ws:
@@ -301,8 +314,7 @@ def test_engine_against_random_finishes_in_the_server(client: TestClient) -> Non
     engine = {"kind": "engine", "name": "Stockfish", "depth": 2}
     game_id = create(client, engine, RANDOM)["game_id"]
     with client.websocket_connect(f"/games/{game_id}/events") as ws:
-        snapshot = ws.receive_json()
-        if snapshot["data"]["status"] == "in_progress":
+        if receive_game(ws).status == "in_progress":
             frames = events_until_end(ws)
             assert frames[-1]["type"] == "game_ended"
     game = wait_until_over(client, game_id)
@@ -344,7 +356,7 @@ def test_eviction_prefers_finished_games(tmp_path: Path) -> None:
         second = create(client, REMOTE, REMOTE)["game_id"]
         client.post(f"/games/{second}/resign", json={"color": "white"})  # archived as it ends
         with client.websocket_connect(f"/games/{first}/events") as ws:
-            assert ws.receive_json()["type"] == "snapshot"
+            assert receive_game(ws).game_id == first
             third = create(client, REMOTE, RANDOM)["game_id"]
             assert [g["game_id"] for g in client.get("/games").json()] == [first, third]
         assert archived_ids(tmp_path) == [second]
@@ -354,7 +366,7 @@ def test_spectators_of_an_evicted_game_are_told(tmp_path: Path) -> None:
     with TestClient(create_chess_service_app(max_games=1)) as client:
         first = create(client, REMOTE, RANDOM)["game_id"]
         with client.websocket_connect(f"/games/{first}/events") as ws:
-            assert ws.receive_json()["type"] == "snapshot"
+            assert receive_game(ws).game_id == first
             create(client, REMOTE, RANDOM)
             with pytest.raises(WebSocketDisconnect) as closed:
                 ws.receive_json()
