@@ -1,5 +1,6 @@
 """A world served over OpenEnv's HTTP, WebSocket and MCP: one seat per session, the others by
-policy, actions checked against the world's Malli-lite signature."""
+policy, actions checked against the world's Malli-lite signature and refused with every failing
+path (``errors``), never with a 500 and never moving the episode."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import sys
 from typing import Any
 
 import pytest
+import schemathesis
 from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, settings
+from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from multiagent.server import create_world_app
 from multiagent.worlds import load_world
@@ -87,19 +91,44 @@ def test_a_valid_action_advances_the_turn_and_returns_the_seats_reward(trade: Te
     assert turn_of(trade, session) == 1
 
 
+VERBS = '["move", "buy", "sell", "produce", "rest"]'
+GOODS = '["food", "wood", "metal"]'
+
+
 @pytest.mark.parametrize(
-    ("action", "paths"),
+    ("action", "errors"),
     [
-        ({**BUY, "verb": "fly"}, ["verb: expected one of"]),
-        ({**BUY, "amount": 11}, ["amount: expected a number <= 10.0"]),
-        ({**BUY, "amount": -1}, ["amount: expected a number >= 0.0"]),
-        ({k: v for k, v in BUY.items() if k != "good"}, ["good: missing required key"]),
-        ({**BUY, "amout": 1}, ["amout: unexpected key"]),
-        ({"verb": "fly"}, ["verb:", "good:", "target_town:", "amount:"]),  # every issue at once
+        ({**BUY, "verb": "fly"}, [(["verb"], f'expected one of {VERBS}, got "fly"', "enum")]),
+        ({**BUY, "good": 3}, [(["good"], f"expected one of {GOODS}, got 3", "enum")]),
+        ({**BUY, "amount": 11}, [(["amount"], "expected a number <= 10.0, got 11.0", "bound")]),
+        ({**BUY, "amount": -1}, [(["amount"], "expected a number >= 0.0, got -1.0", "bound")]),
+        (
+            {**BUY, "amount": "lots"},
+            [
+                (["amount"], 'expected double, got string "lots"', "type"),
+                (["amount"], 'expected a number >= 0.0, got string "lots"', "type"),
+                (["amount"], 'expected a number <= 10.0, got string "lots"', "type"),
+            ],
+        ),
+        (
+            {k: v for k, v in BUY.items() if k != "good"},
+            [(["good"], "missing required key", "missing")],
+        ),
+        ({**BUY, "amout": 1}, [(["amout"], "unexpected key", "unexpected")]),
+        (
+            {"verb": "fly", "good": None, "amount": 10.5, "colour": "red"},  # every issue at once
+            [
+                (["verb"], f'expected one of {VERBS}, got "fly"', "enum"),
+                (["good"], f"expected one of {GOODS}, got null", "enum"),
+                (["amount"], "expected a number <= 10.0, got 10.5", "bound"),
+                (["colour"], "unexpected key", "unexpected"),
+                (["target_town"], "missing required key", "missing"),
+            ],
+        ),
     ],
 )
-def test_an_invalid_action_lists_its_issues_and_changes_nothing(
-    trade: TestClient, action: dict[str, Any], paths: list[str]
+def test_an_invalid_action_lists_every_failing_path_and_changes_nothing(
+    trade: TestClient, action: dict[str, Any], errors: list[tuple[list[str], str, str]]
 ) -> None:
     session = reset(trade, agent="Trader_2", seed=5)["session_id"]
     before = trade.get("/state", params={"session_id": session}).json()
@@ -107,12 +136,82 @@ def test_an_invalid_action_lists_its_issues_and_changes_nothing(
     assert reply.status_code == 422, reply.text
     body = reply.json()
     assert body["code"] == "VALIDATION_ERROR" and body["reason"] == "invalid_action"
-    assert body["detail"].startswith("invalid action: ")
-    for path in paths:
-        assert path in body["detail"]
+    assert body["errors"] == [{"loc": loc, "msg": msg, "type": kind} for loc, msg, kind in errors]
+    lines = "; ".join(f"{loc[0]}: {msg}" for loc, msg, _ in errors)
+    assert body["detail"] == f"invalid action: {lines}"  # the same issues, as one line
     assert trade.get("/state", params={"session_id": session}).json() == before
+    retried = step(trade, session, BUY)  # the seat may try again, as if nothing had happened:
+    fresh = step(trade, reset(trade, agent="Trader_2", seed=5)["session_id"], BUY)
+    assert retried["observation"]["turn"] == 1
+    assert (retried["observation"], retried["reward"]) == (fresh["observation"], fresh["reward"])
+
+
+def test_websocket_error_frames_list_every_failing_path(trade: TestClient) -> None:
+    with trade.websocket_connect("/ws") as ws:
+        ws.send_text(json.dumps({"type": "reset", "data": {"agent": "Trader_3", "seed": 4}}))
+        ws.receive_json()
+        ws.send_text(json.dumps({"type": "state"}))
+        before = ws.receive_json()["data"]
+        wrong = {"verb": "sell", "good": "gold", "target_town": 7, "amount": True, "tip": 1}
+        ws.send_text(json.dumps({"type": "step", "data": wrong}))
+        frame = ws.receive_json()
+        assert frame["type"] == "error"
+        data = frame["data"]
+        assert data["code"] == "VALIDATION_ERROR" and data["reason"] == "invalid_action"
+        assert [(e["loc"], e["type"]) for e in data["errors"]] == [
+            (["good"], "enum"),
+            (["target_town"], "enum"),
+            (["amount"], "type"),
+            (["amount"], "type"),
+            (["amount"], "type"),
+            (["tip"], "unexpected"),
+        ]
+        assert data["errors"][2]["msg"] == "expected double, got boolean true"
+        for error in data["errors"]:
+            assert f"{error['loc'][0]}: {error['msg']}" in data["message"]
+        ws.send_text(json.dumps({"type": "state"}))
+        assert ws.receive_json()["data"] == before  # the refused action moved nothing
+        ws.send_text(json.dumps({"type": "step", "data": BUY}))
+        assert ws.receive_json()["data"]["observation"]["turn"] == 1
+
+
+GARBAGE = [  # raw JSON actions: NaN and friends (Python's JSON reads them), unicode of all kinds
+    b'{"verb": "buy", "good": "food", "target_town": "Farmstead", "amount": NaN}',
+    b'{"verb": "buy", "good": "food", "target_town": "Farmstead", "amount": -Infinity}',
+    b'{"verb": "buy", "good": "food", "target_town": "Farmstead", "amount": 1e400}',
+    b'{"verb": NaN, "good": [NaN, {"x": Infinity}], "amount": {"NaN": NaN}}',
+    b'{"verb": "\\ud800", "good": "\\udfff", "target_town": "\\ud83e", "amount": 1}',
+    b'{"\\ud800": 1, "verb": "buy", "good": "food", "target_town": "Farmstead", "amount": 1}',
+    '{"v\u00e9rb": "b\u00fcy", "\u202egood": "\\u0000", "\U0001f916": "\u00ff" }'.encode(),
+    '{"verb": "\u0431\u0443\u0439", "good": "food", "target_town": "Capital"}'.encode(),
+    ('{"verb": "' + "\U0001f916" * 2000 + '", "amount": "\u0661\u0662"}').encode(),
+    b'{"verb": "buy", "good": "food", "target_town": "Farmstead", "amount": "NaN"}',
+    b'{"verb": ["buy"], "good": {"food": null}, "target_town": [[[[[]]]]], "amount": []}',
+]
+
+
+@pytest.mark.parametrize("action", GARBAGE)
+def test_garbage_actions_are_refused_never_a_500(trade: TestClient, action: bytes) -> None:
+    session = reset(trade, agent="Trader_1", seed=8)["session_id"]
+    body = b'{"session_id": "' + session.encode() + b'", "action": ' + action + b"}"
+    reply = trade.post("/step", content=body, headers={"content-type": "application/json"})
+    assert reply.status_code == 422, reply.text
+    refused = reply.json()
+    assert refused["code"] == "VALIDATION_ERROR" and refused["errors"]
+    for error in refused["errors"]:
+        assert all(isinstance(part, (str, int)) for part in error["loc"])
+        assert isinstance(error["msg"], str) and isinstance(error["type"], str)
     assert turn_of(trade, session) == 0
-    assert step(trade, session, BUY)["observation"]["turn"] == 1  # the seat may try again
+    assert step(trade, session, BUY)["observation"]["turn"] == 1
+    with trade.websocket_connect("/ws") as ws:  # the WebSocket reads strict JSON: NaN is refused
+        ws.send_text(json.dumps({"type": "reset", "data": {"seed": 8}}))
+        ws.receive_json()
+        ws.send_text(b'{"type": "step", "data": ' + action + b"}")
+        frame = ws.receive_json()
+        assert frame["type"] == "error"
+        assert frame["data"]["code"] in ("VALIDATION_ERROR", "INVALID_JSON")
+        ws.send_text(json.dumps({"type": "step", "data": BUY}))
+        assert ws.receive_json()["data"]["observation"]["turn"] == 1
 
 
 def test_quoted_numbers_are_coerced_and_reported(trade: TestClient) -> None:
@@ -187,8 +286,15 @@ def test_mcp_lists_the_act_tool_with_its_json_schema_and_calls_it(trade: TestCli
     call = {"name": "act", "arguments": {**BUY, "amount": "1"}, "session_id": session}
     result = rpc(trade, "tools/call", call)["result"]
     assert result["isError"] is False and result["structuredContent"]["observation"]["turn"] == 1
-    wrong = rpc(trade, "tools/call", {"name": "act", "arguments": {"verb": "fly"}})
-    assert "verb: expected one of" in wrong["error"]["message"]
+    wrong = rpc(trade, "tools/call", {"name": "act", "arguments": {"verb": "fly"}})["error"]
+    assert "verb: expected one of" in wrong["message"]
+    assert wrong["data"]["reason"] == "invalid_arguments"
+    assert [(e["loc"], e["type"]) for e in wrong["data"]["errors"]] == [
+        (["verb"], "enum"),
+        (["good"], "missing"),
+        (["target_town"], "missing"),
+        (["amount"], "missing"),
+    ]
 
 
 def test_schema_and_metadata_describe_the_world(trade: TestClient) -> None:
@@ -220,3 +326,18 @@ def test_serve_help_runs_without_starting_a_server() -> None:
         timeout=60,
     )
     assert bad.returncode == 2 and "unknown world 'atlantis'" in bad.stderr
+
+
+world_schema = schemathesis.openapi.from_asgi(
+    "/openapi.json", create_world_app("trade", max_sessions=100_000)
+).include(path_regex="^/(reset|step|state)$")  # the routes whose replies are the world's own
+
+
+@world_schema.parametrize()
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+def test_fuzzed_world_requests_get_replies_that_match_the_openapi_document(
+    case: schemathesis.Case,
+) -> None:
+    # Most generated actions are refused by the world's signature: their ErrorResponse, with
+    # every failing path in "errors", is checked against the document like any other reply.
+    case.call_and_validate(excluded_checks=[positive_data_acceptance])
