@@ -255,8 +255,15 @@ class DatasetManifestDTO(FrozenDTO):
     positions: int = Field(ge=1, description="Labelled observations")
     seed: int = Field(ge=0, description="Seed of the games that produced them")
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="Hash of the .npz file")
-    observation_shape: tuple[int, ...] = Field(description="Shape of one observation")
-    action_size: int = Field(ge=1, description="Number of discrete actions")
+    observation_shape: tuple[int, ...] | dict[str, tuple[int, ...]] = Field(
+        description="Shape of one observation; per key for a Dict observation (a flattened world)"
+    )
+    action_size: int = Field(ge=1, description="Number of discrete actions (joint, if several)")
+    action_nvec: tuple[int, ...] | None = Field(
+        None, description="Sizes of a MultiDiscrete action's parts; None for a Discrete action"
+    )
+    masked: bool = Field(False, description="Legal-action masks are stored (chess)")
+    learner: str | None = Field(None, description="The world agent whose seat the expert played")
     sources: dict[str, int] = Field(
         default_factory=dict, description="Positions per kind of game, e.g. vs_random, self_play"
     )
