@@ -7,7 +7,8 @@ the first error and jsonschema does not coerce.
 - ``parse(signature) -> Schema``: shorthand (``"(query :string, limit :int) -> {count :int}"``),
   Malli-lite data (``[":map", ["count", ":int"]]``) or a ``Schema``.
 - ``validate(schema, data, *, mode, direction) -> ValidationResult``: the coerced ``value``, every
-  ``error`` and ``warning`` as an ``Issue`` (``path: message``), and ``ok``.
+  ``error`` and ``warning`` as an ``Issue`` (``path: message``, with its ``loc`` and ``kind``),
+  and ``ok``.
 - ``render(schema, *, name=None) -> str``: the shorthand shown in prompts.
 - ``to_json_schema(schema, *, flavor)`` and ``tool_definition(schema, name, description, *,
   flavor)``: JSON Schema Draft 2020-12, for OpenAI (strict) and Anthropic tools.
@@ -23,7 +24,7 @@ Example:
 
 from __future__ import annotations
 
-from envkit.schema.issues import Issue, Mode, ValidationResult
+from envkit.schema.issues import Issue, IssueKind, Mode, ValidationResult
 from envkit.schema.json_schema import Flavor, ToolFlavor, to_json_schema, tool_definition
 from envkit.schema.nodes import Entry, Schema, SchemaError, ShorthandError
 from envkit.schema.renderer import render
@@ -35,6 +36,7 @@ __all__ = [
     "Entry",
     "Flavor",
     "Issue",
+    "IssueKind",
     "Mode",
     "Schema",
     "SchemaError",

@@ -1,7 +1,15 @@
 """What validation reports, and how values and paths are written in its messages.
 
 - ``Issue``: one error or warning, ``path: message`` (``results[0].customer.id: expected int, got
-  string "abc"``).
+  string "abc"``), with ``loc``, the path's steps (``("results", 0, "customer", "id")``), and
+  ``kind``, a word a program can branch on (``Issue.at(loc, message, kind)`` makes one).
+- ``IssueKind`` and ``ISSUE_KINDS``, the closed set of kinds: ``missing`` (a required key or
+  item), ``unexpected`` (a key a closed map does not declare, an item past the last parameter),
+  ``duplicate`` (a set item, a key given twice), ``enum`` (not a listed value), ``type`` (the
+  wrong type, or no ``:or`` alternative matched), ``bound`` (a number past ``:>``, ``:<``, ``:>=``
+  or ``:<=``), ``size`` (a tuple of the wrong length), ``pattern`` (a string ``:re`` does not
+  find), ``coerced`` (a warning: a string read as the type asked for), and ``invalid``, the
+  default for an issue made without one. A map-of key's issue keeps its kind.
 - ``ValidationResult``: the coerced value, every error and warning, and ``ok`` (which honours the
   mode: ``warn_only`` and ``disabled`` are ok whatever the errors).
 - ``Mode``: ``enabled`` | ``warn_only`` | ``strict`` | ``disabled``.
@@ -17,14 +25,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 __all__ = [
+    "ISSUE_KINDS",
     "LIMIT",
     "ROOT",
     "Issue",
+    "IssueKind",
     "Mode",
     "ValidationResult",
     "clip",
@@ -35,17 +45,47 @@ __all__ = [
 ]
 
 Mode = Literal["enabled", "warn_only", "strict", "disabled"]
+IssueKind = Literal[
+    "missing",
+    "unexpected",
+    "duplicate",
+    "enum",
+    "type",
+    "bound",
+    "size",
+    "pattern",
+    "coerced",
+    "invalid",
+]
+ISSUE_KINDS: tuple[IssueKind, ...] = get_args(IssueKind)
 ROOT = "(root)"
 LIMIT = 60
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Issue:
-    """One problem (or, as a warning, one coercion) at one place in the data."""
+    """One problem (or, as a warning, one coercion) at one place in the data.
+
+    ``path`` is ``loc`` as messages write it; both are kept so that a program never has to read
+    the text back (a key of Python data need not survive ``format_path``). A key in ``loc`` is as
+    the data gave it: a str for JSON, any hashable for Python data.
+
+    Example:
+        >>> issue = Issue.at(("results", 0, "id"), "missing required key", "missing")
+        >>> str(issue), issue.kind
+        ('results[0].id: missing required key', 'missing')
+    """
 
     path: str
     message: str
+    loc: tuple[Hashable, ...] = ()
+    kind: IssueKind = "invalid"
+
+    @classmethod
+    def at(cls, loc: tuple[Hashable, ...], message: str, kind: IssueKind) -> Issue:
+        """The issue at ``loc``, its ``path`` written by ``format_path``."""
+        return cls(format_path(loc), message, loc, kind)
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"

@@ -14,6 +14,9 @@ or a list by position) and ``output`` the return value. Defaults fill missing ke
 ``[:or ...]`` takes the first alternative that passes, preferring one that needs no coercion;
 ``[:and ...]`` passes the value through each part in turn (so later parts see it coerced) and
 reports every failing part.
+
+Every issue carries the steps of its path (``loc``) and its kind (``envkit.schema.issues``): the
+kind is given where the issue is found, never told from the message afterwards.
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ import json
 import operator
 import re
 from collections.abc import Callable, Hashable
+from dataclasses import replace
 from typing import Any, Literal
 
 from envkit.schema.coercion import to_boolean, to_double, to_int
-from envkit.schema.issues import Issue, Mode, ValidationResult, clip, format_path, got, show
+from envkit.schema.issues import Issue, IssueKind, Mode, ValidationResult, clip, got, show
 from envkit.schema.nodes import Entry, Schema
 from envkit.schema.renderer import inline
 from envkit.schema.signature import Signature, parse
@@ -96,15 +100,16 @@ class _Checker:
         """A run with the same settings and no issues yet, to try an alternative."""
         return _Checker(closed=self.closed, coerce=self.coerce)
 
-    def error(self, path: Path, message: str) -> None:
-        self.errors.append(Issue(format_path(path), message))
+    def error(self, path: Path, message: str, kind: IssueKind) -> None:
+        self.errors.append(Issue.at(path, message, kind))
 
     def mismatch(self, expected: str, value: Any, path: Path) -> Any:
-        self.error(path, f"expected {expected}, got {got(value)}")
+        self.error(path, f"expected {expected}, got {got(value)}", "type")
         return value
 
-    def coerced(self, value: str, result: Any, kind: str, path: Path) -> Any:
-        self.warnings.append(Issue(format_path(path), f"coerced string {show(value)} to {kind}"))
+    def coerced(self, value: str, result: Any, target: str, path: Path) -> Any:
+        message = f"coerced string {show(value)} to {target}"
+        self.warnings.append(Issue.at(path, message, "coerced"))
         return result
 
     def check(self, schema: Schema, value: Any, path: Path) -> Any:
@@ -160,7 +165,8 @@ class _Checker:
             for index, element in enumerate(items):
                 key = _json_key(element)
                 if key in seen:
-                    self.error((*path, index), f"duplicate item {show(element)} in a set")
+                    message = f"duplicate item {show(element)} in a set"
+                    self.error((*path, index), message, "duplicate")
                 seen.add(key)
         return items
 
@@ -169,7 +175,8 @@ class _Checker:
             return self.mismatch("tuple", value, path)
         size = len(schema.children)
         if len(value) != size:
-            self.error(path, f"expected tuple of {_items(size)}, got {_items(len(value))}")
+            message = f"expected tuple of {_items(size)}, got {_items(len(value))}"
+            self.error(path, message, "size")
         checked = zip(schema.children, value, strict=False)
         items = [self.check(item, element, (*path, i)) for i, (item, element) in enumerate(checked)]
         return items + list(value[size:])
@@ -190,10 +197,11 @@ class _Checker:
             entry = declared.get(name) if isinstance(name, str) else None
             if entry is None:
                 if self.closed:
-                    self.error((*path, key), "unexpected key")
+                    self.error((*path, key), "unexpected key", "unexpected")
                 result[key] = item
             elif name in given_as:
-                self.error((*path, key), f"duplicate key (also given as {show(given_as[name])})")
+                message = f"duplicate key (also given as {show(given_as[name])})"
+                self.error((*path, key), message, "duplicate")
             else:
                 given_as[name] = key
                 result[name] = self.check(entry.schema, item, (*path, key))
@@ -203,7 +211,7 @@ class _Checker:
             if entry.default is not None:
                 result[entry.key] = json.loads(entry.default)
             elif not entry.optional:
-                self.error((*path, entry.key), "missing required key")
+                self.error((*path, entry.key), "missing required key", "missing")
         return result
 
     def _map_of(self, schema: Schema, value: Any, path: Path) -> Any:
@@ -214,12 +222,13 @@ class _Checker:
         for key, item in value.items():
             trial = self.fork()
             new_key = trial.check(key_schema, key, (*path, key))
-            self.errors += [Issue(i.path, f"key: {i.message}") for i in trial.errors]
-            self.warnings += [Issue(i.path, f"key: {i.message}") for i in trial.warnings]
+            self.errors += [_of_key(issue) for issue in trial.errors]
+            self.warnings += [_of_key(issue) for issue in trial.warnings]
             if not isinstance(new_key, Hashable):  # a collection key schema: keep the key given
                 new_key = key
             if new_key in result:
-                self.error((*path, key), f"duplicate key {show(new_key)} after coercion")
+                message = f"duplicate key {show(new_key)} after coercion"
+                self.error((*path, key), message, "duplicate")
             result[new_key] = self.check(value_schema, item, (*path, key))
         return result
 
@@ -241,9 +250,9 @@ class _Checker:
             elif entry.optional:
                 break  # no required one follows (see Schema); a later default has no position
             else:
-                self.error((*path, index), "missing required item")
+                self.error((*path, index), "missing required item", "missing")
         for index in range(len(entries), len(value)):
-            self.error((*path, index), "unexpected item")
+            self.error((*path, index), "unexpected item", "unexpected")
             result.append(value[index])
         return result
 
@@ -252,7 +261,8 @@ class _Checker:
     def _enum(self, schema: Schema, value: Any, path: Path) -> Any:
         key = _json_key(value)
         if not any(key == _json_key(member) for member in schema.values):
-            self.error(path, f"expected one of {show(list(schema.values))}, got {show(value)}")
+            message = f"expected one of {show(list(schema.values))}, got {show(value)}"
+            self.error(path, message, "enum")
         return value
 
     def _maybe(self, schema: Schema, value: Any, path: Path) -> Any:
@@ -271,7 +281,7 @@ class _Checker:
             self.warnings += fallback[0].warnings
             return fallback[1]
         alternatives = " | ".join(clip(inline(child)) for child in schema.children)
-        self.error(path, f"expected {alternatives} (none matched), got {got(value)}")
+        self.error(path, f"expected {alternatives} (none matched), got {got(value)}", "type")
         return value
 
     def _and(self, schema: Schema, value: Any, path: Path) -> Any:
@@ -285,7 +295,7 @@ class _Checker:
         if not _is_number(value):
             return self.mismatch(expected, value, path)
         if not _COMPARE[schema.kind](value, limit):
-            self.error(path, f"expected {expected}, got {show(value)}")
+            self.error(path, f"expected {expected}, got {show(value)}", "bound")
         return value
 
     def _re(self, schema: Schema, value: Any, path: Path) -> Any:
@@ -294,8 +304,13 @@ class _Checker:
         if not isinstance(value, str):
             return self.mismatch(expected, value, path)
         if re.search(str(pattern), value) is None:
-            self.error(path, f"expected {expected}, got {show(value)}")
+            self.error(path, f"expected {expected}, got {show(value)}", "pattern")
         return value
+
+
+def _of_key(issue: Issue) -> Issue:
+    """A map-of key's issue: its place and kind as they were, its message marked as the key's."""
+    return replace(issue, message=f"key: {issue.message}")
 
 
 def _items(count: int) -> str:

@@ -6,7 +6,8 @@
   ``EpisodeStateError`` (not now: no episode yet, or it is over, 409), ``CapacityError`` (503)
   and ``UnknownSessionError`` (404).
 - ``ErrorDetail``: one failing place, ``{"loc", "msg", "type"}`` as pydantic reports it;
-  ``issue_details(issues)`` makes them from Malli-lite's ``Issue`` list.
+  ``issue_details(issues)`` makes them from Malli-lite's ``Issue`` list (``type`` is the issue's
+  kind: missing, unexpected, duplicate, enum, type, bound, size, pattern or invalid).
 - ``error_payload(error) -> (status, body)``: any exception as ``{"code", "message", ...}``, the
   ``data`` of a WebSocket error frame; HTTP sends the same with ``detail`` for ``message``. A
   validation error adds ``errors``, every failing place, so a client fixes them all in one go.
@@ -17,10 +18,8 @@ messages that quote it have lone surrogates escaped, which UTF-8 could not encod
 
 from __future__ import annotations
 
-import json
 import logging
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from enum import Enum
 from typing import Any, ClassVar
 
@@ -28,7 +27,7 @@ import pydantic
 from fastapi.exceptions import RequestValidationError
 from pydantic import Field
 
-from envkit.schema.issues import ROOT, Issue
+from envkit.schema.issues import Issue, show
 
 __all__ = [
     "CapacityError",
@@ -181,68 +180,26 @@ def error_payload(error: Exception) -> tuple[int, dict[str, Any]]:
 
 
 def issue_details(issues: Sequence[Issue]) -> list[ErrorDetail]:
-    """Malli-lite's issues as ``ErrorDetail``: the path read back into its parts, the message,
-    and a kind told by the message's words (an ``Issue`` has no code of its own).
+    """Malli-lite's issues as ``ErrorDetail``: each issue's ``loc``, message and kind as it is.
 
     Example:
-        >>> [detail] = issue_details([Issue('meta["first name"][0]', "missing required key")])
+        >>> issue = Issue.at(("meta", "first name", 0), "missing required key", "missing")
+        >>> [detail] = issue_details([issue])
         >>> detail.loc, detail.type
         (('meta', 'first name', 0), 'missing')
     """
     return [
-        ErrorDetail(loc=_path_parts(issue.path), msg=issue.message, type=_issue_kind(issue.message))
+        ErrorDetail(loc=tuple(map(_loc_part, issue.loc)), msg=issue.message, type=issue.kind)
         for issue in issues
     ]
 
 
-# The first pattern that matches a Malli-lite message names its kind. A type mismatch ends in
-# "got <type> <value>" or "got nil"; a missed bound ends in the bare number ("got 11", "got NaN").
-_ISSUE_KINDS = (
-    (re.compile(r"missing required"), "missing"),
-    (re.compile(r"unexpected"), "unexpected"),
-    (re.compile(r"duplicate"), "duplicate"),
-    (re.compile(r"expected one of "), "enum"),
-    (re.compile(r"expected .*, got (nil|[A-Za-z_]\w* .*)$", re.DOTALL), "type"),
-    (re.compile(r"expected a number "), "bound"),
-)
-_NAME_STEP = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_-]*)")  # as envkit.schema.issues writes names
-_JSON = json.JSONDecoder()
-
-
-def _issue_kind(message: str) -> str:
-    """``message``'s kind: missing, unexpected, duplicate, enum, type, bound, else invalid."""
-    message = message.removeprefix("key: ")  # a map-of key's issue
-    return next((kind for pattern, kind in _ISSUE_KINDS if pattern.match(message)), "invalid")
-
-
-def _path_parts(path: str) -> tuple[str | int, ...]:
-    """``format_path`` read back: ``a[0]["b c"]`` -> ``("a", 0, "b c")``. The rest of a path
-    that does not read back (a key of Python data that JSON cannot hold) is one last part."""
-    parts: list[str | int] = []
-    at = 0
-    while at < len(path) and path != ROOT:
-        if name := _NAME_STEP.match(path, at):
-            parts.append(name.group(1))
-            at = name.end()
-        elif bracketed := _bracketed(path, at):
-            parts.append(bracketed[0])
-            at = bracketed[1]
-        else:
-            return (*parts, path[at:])
-    return tuple(parts)
-
-
-def _bracketed(path: str, at: int) -> tuple[str | int, int] | None:
-    """The JSON key or index in brackets at ``at``, and where the brackets end; None if none."""
-    if not path.startswith("[", at):
-        return None
-    try:
-        key, end = _JSON.raw_decode(path, at + 1)
-    except ValueError:
-        return None
-    if isinstance(key, bool) or not isinstance(key, (str, int)) or not path.startswith("]", end):
-        return None
-    return key, end + 1
+def _loc_part(step: Hashable) -> str | int:
+    """A key or index as ``loc`` holds it. A key that is neither str nor int (only Python data
+    has one: ``1.5``, ``True``, ``None``) becomes its JSON, as the issue's path writes it."""
+    if isinstance(step, str) or (isinstance(step, int) and not isinstance(step, bool)):
+        return step
+    return show(step, limit=None)
 
 
 def _dump(details: Sequence[ErrorDetail]) -> list[dict[str, Any]]:

@@ -1,5 +1,6 @@
-"""Random schemas and data: validate never crashes, every issue names a real place, render round
-trips, and the plain JSON Schema agrees with strict output validation."""
+"""Random schemas and data: validate never crashes, every issue names a real place (its ``loc``
+is its path's steps), render round trips, and the plain JSON Schema agrees with strict output
+validation."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from envkit.schema import Schema, parse, render, to_json_schema, validate
+from envkit.schema.issues import ISSUE_KINDS, format_path
 
 # Hypothesis prints the repr of these deep recursive strategies as it draws from them: noise only.
 pytestmark = pytest.mark.filterwarnings("ignore:Generating overly large repr")
@@ -184,11 +186,12 @@ def declared_keys(schema: Schema) -> set[str]:
     return keys
 
 
-def assert_names_a_place(path: str, message: str, data: Any, declared: set[str]) -> None:
+def assert_names_a_place(loc: tuple[Any, ...], message: str, data: Any, declared: set[str]) -> None:
     """Each step is a key or index of the data, or else (a key the data does not have: missing,
     defaulted, or given as ":key") one the schema declares."""
+    path = format_path(loc)
     node, in_data = data, True
-    for step in path_steps(path):
+    for step in loc:
         keyed = isinstance(node, dict) and isinstance(step, str) and step in node
         indexed = isinstance(node, list) and isinstance(step, int) and step < len(node)
         if in_data and (keyed or indexed):
@@ -224,7 +227,11 @@ def test_validate_never_crashes_and_every_issue_names_a_real_place(
     declared = declared_keys(schema)
     for issue in [*result.errors, *result.warnings]:
         assert str(issue) == f"{issue.path}: {issue.message}"
-        assert_names_a_place(issue.path, issue.message, data, declared)
+        assert format_path(issue.loc) == issue.path
+        assert path_steps(issue.path) == list(issue.loc)
+        assert_names_a_place(issue.loc, issue.message, data, declared)
+    assert {issue.kind for issue in result.warnings} <= {"coerced"}
+    assert {issue.kind for issue in result.errors} <= set(ISSUE_KINDS) - {"coerced", "invalid"}
 
 
 @SETTINGS

@@ -368,7 +368,9 @@ def test_the_message_formats() -> None:
         "count: missing required key",
     ]
     assert warnings(result) == ['limit: coerced string "10" to int']
-    assert result.errors[0] == Issue("results[0].customer.id", 'expected int, got string "abc"')
+    loc = ("results", 0, "customer", "id")
+    message = 'expected int, got string "abc"'
+    assert result.errors[0] == Issue("results[0].customer.id", message, loc, "type")
 
 
 def test_nested_paths() -> None:

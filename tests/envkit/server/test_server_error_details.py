@@ -4,6 +4,7 @@ frames and MCP replies as ``errors: [{loc, msg, type}]``, and Malli-lite issues 
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field
 
 from envkit.schema import parse, validate
-from envkit.schema.issues import Issue, format_path
+from envkit.schema.issues import Issue
 from envkit.server import EpisodeState, InvalidInputError, StepResult, ToolSpec, create_app
 from envkit.server.errors import ErrorDetail, error_payload, issue_details
 
@@ -166,8 +167,9 @@ def test_the_openapi_document_describes_the_errors(client: TestClient) -> None:
         ("[:<= 9]", 10, "bound"),
         ("[:>= 0]", float("nan"), "bound"),
         ("[:map-of :int :int]", {"k": 1}, "type"),
-        ("[:tuple :int :int]", [1], "invalid"),
-        ('[:re "^a"]', "b", "invalid"),
+        ("[:tuple :int :int]", [1], "size"),
+        ('[:re "^a"]', "b", "pattern"),
+        ('[:map-of [:enum "a"] :int]', {"b": 1}, "enum"),
     ],
 )
 def test_each_malli_lite_issue_gets_its_kind(schema: str, data: Any, kind: str) -> None:
@@ -180,12 +182,25 @@ paths = st.lists(keys | st.integers(min_value=0, max_value=10**6), max_size=5)
 
 
 @given(paths)
-def test_a_path_reads_back_into_its_parts(steps: list[str | int]) -> None:
-    (detail,) = issue_details([Issue(format_path(steps), "missing required key")])
-    assert detail.loc == tuple(steps)
+def test_the_loc_is_the_issue_s_own(steps: list[str | int]) -> None:
+    (detail,) = issue_details([Issue.at(tuple(steps), "missing required key", "missing")])
+    assert (detail.loc, detail.msg, detail.type) == (
+        tuple(steps),
+        "missing required key",
+        "missing",
+    )
 
 
-def test_a_path_that_does_not_read_back_keeps_its_text_as_the_last_part() -> None:
-    assert issue_details([Issue(format_path(("a", 1.5)), "x")])[0].loc == ("a", "[1.5]")
-    assert issue_details([Issue(format_path(("a", True, "b")), "x")])[0].loc == ("a", "[true].b")
-    assert issue_details([Issue(format_path(("\ud800",)), "x")])[0].loc == ("\\ud800",)
+def test_a_key_that_is_neither_str_nor_int_is_its_json_in_the_loc() -> None:
+    def loc(*steps: Hashable) -> tuple[str | int, ...]:
+        return issue_details([Issue.at(steps, "x", "type")])[0].loc
+
+    assert loc("a", 1.5) == ("a", "1.5")
+    assert loc("a", True, "b") == ("a", "true", "b")
+    assert loc(None, (1, "b")) == ("null", '[1, "b"]')
+    assert loc("\ud800") == ("\\ud800",)
+
+
+def test_an_issue_without_loc_or_kind_is_an_invalid_root() -> None:
+    (detail,) = issue_details([Issue("a.b", "odd")])
+    assert (detail.loc, detail.type) == ((), "invalid")
