@@ -1,0 +1,151 @@
+"""The chess CNN policies: the conv head's logits land on encode_move's indices, and SB3 builds,
+initialises and optimises that head."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+
+import chess
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from stable_baselines3.common.env_util import make_vec_env
+from torch import nn
+
+from chess_env import ACTION_SIZE
+from chess_env.encoding import N_PLANES, board_to_tensor, encode_move
+from chess_env.env import board_space
+from training.config import PPOConfig
+from training.evaluation import policy_logits
+from training.models import build_model
+from training.policies import (
+    ChessCNN,
+    ChessCnnMaskablePolicy,
+    ChessCnnPolicy,
+    ConvActionHead,
+    is_chess_board_space,
+)
+
+SPECIAL_FENS = [
+    "r3k2r/pppq1ppp/2n2n2/3pp3/3PP3/2N2N2/PPPQ1PPP/R3K2R b KQkq - 4 8",  # castling, black
+    "8/1P4k1/8/8/8/8/5p2/4K3 w - - 0 1",  # promotions, white
+    "8/1P4k1/8/8/8/8/5p2/4K3 b - - 0 1",  # promotions, black
+    "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",  # en passant, white
+    "rnbqkbnr/pppp1ppp/8/8/3Pp3/2N5/PPP1PPPP/R1BQKBNR b KQkq d3 0 3",  # en passant, black
+]
+
+
+def positions(games: int = 12, seed: int = 0) -> list[chess.Board]:
+    """Every 7th position of seeded random games, both sides to move, and the special ones."""
+    boards = [chess.Board(fen) for fen in SPECIAL_FENS]
+    rng = random.Random(seed)
+    for _ in range(games):
+        board = chess.Board()
+        for ply in range(160):
+            if board.is_game_over():
+                break
+            if ply % 7 == 0:
+                boards.append(board.copy(stack=False))
+            board.push(rng.choice(list(board.legal_moves)))
+    return boards
+
+
+def tensor_cell(board: chess.Board, square: chess.Square) -> tuple[int, int]:
+    """Where the tensor shows the piece on ``square``: the tensor of a board holding it alone."""
+    alone = chess.Board(None)
+    alone.set_piece_at(square, board.piece_at(square))
+    alone.turn = board.turn
+    ((row, column),) = np.argwhere(board_to_tensor(alone).any(axis=2))
+    return int(row), int(column)
+
+
+def plane_numbering_head() -> ConvActionHead:
+    """One channel in, logit ``plane + 1`` on every plane of a lit square, 0 elsewhere."""
+    head = ConvActionHead(channels=1)
+    with torch.no_grad():
+        head.planes.weight.copy_(torch.arange(1.0, N_PLANES + 1).view(N_PLANES, 1, 1, 1))
+        head.planes.bias.zero_()
+    return head
+
+
+def test_a_lit_from_square_lights_exactly_its_moves_indices() -> None:
+    head, checked, black = plane_numbering_head(), 0, 0
+    for board in positions():
+        by_square: dict[int, list[chess.Move]] = defaultdict(list)
+        for move in board.legal_moves:
+            by_square[move.from_square].append(move)
+        for square, moves in by_square.items():
+            row, column = tensor_cell(board, square)
+            latent = torch.zeros(1, 64)
+            latent[0, row * 8 + column] = 1.0
+            with torch.no_grad():
+                logits = head(latent)[0].numpy()
+            base = encode_move(moves[0], board.turn) // N_PLANES
+            expected = np.zeros(ACTION_SIZE)
+            expected[base * N_PLANES : (base + 1) * N_PLANES] = np.arange(1, N_PLANES + 1)
+            assert np.array_equal(logits, expected), (board.fen(), chess.square_name(square))
+            for move in moves:
+                index = encode_move(move, board.turn)
+                assert logits[index] == index % N_PLANES + 1, (board.fen(), move.uci())
+                checked += 1
+                black += board.turn == chess.BLACK
+    assert checked > 1000 and black > 400
+
+
+def test_the_head_sums_channels_like_a_1x1_convolution() -> None:
+    head = ConvActionHead(channels=3)
+    latent = torch.randn(4, 3 * 64)
+    grid = latent.view(4, 3, 8, 8)
+    reference = torch.einsum("pc,bcrf->bprf", head.planes.weight[:, :, 0, 0], grid)
+    reference = reference + head.planes.bias.view(1, -1, 1, 1)
+    logits = head(latent).view(4, 8, 8, N_PLANES)  # (file, rank of the mover, plane)
+    for file in range(8):
+        for rank in range(8):
+            row = 7 - rank  # the tensor shows the mover's rank 8 in row 0
+            assert torch.allclose(logits[:, file, rank], reference[:, :, row, file], atol=1e-6)
+
+
+@pytest.mark.parametrize("policy_class", [ChessCnnMaskablePolicy, ChessCnnPolicy])
+def test_sb3_builds_initialises_and_optimises_the_conv_head(policy_class: type) -> None:
+    policy = policy_class(board_space(), gym.spaces.Discrete(ACTION_SIZE), lambda _: 3e-4)
+    assert isinstance(policy.action_net, ConvActionHead)
+    assert not any(
+        isinstance(m, nn.Linear) and m.out_features == ACTION_SIZE for m in policy.modules()
+    )
+    optimised = {id(p) for group in policy.optimizer.param_groups for p in group["params"]}
+    assert optimised == {id(p) for p in policy.parameters()}
+    weight = policy.action_net.planes.weight.detach().view(N_PLANES, -1)
+    singular = torch.linalg.svdvals(weight)
+    assert torch.allclose(singular, torch.full_like(singular, 0.01), atol=1e-6)  # SB3's gain
+    assert not policy.action_net.planes.bias.any()
+    logits = policy_logits(policy, np.stack([board_to_tensor(chess.Board())] * 2))
+    assert logits.shape == (2, ACTION_SIZE)
+
+
+def test_the_model_builder_uses_the_cnn_for_chess() -> None:
+    from chess_env import ChessEnv
+
+    vec_env = make_vec_env(ChessEnv, n_envs=1, seed=0)
+    model = build_model(PPOConfig(n_steps=8, batch_size=8), vec_env, masked=True)
+    assert type(model.policy) is ChessCnnMaskablePolicy
+    assert isinstance(model.policy.features_extractor, ChessCNN)
+    vec_env.close()
+
+
+def test_the_head_needs_the_board_features_unmixed() -> None:
+    with pytest.raises(ValueError, match="pi=\\[\\]"):
+        ChessCnnPolicy(
+            board_space(), gym.spaces.Discrete(ACTION_SIZE), lambda _: 3e-4, net_arch=[64]
+        )
+
+
+def test_the_cnn_reads_only_the_board() -> None:
+    assert is_chess_board_space(board_space())
+    assert is_chess_board_space(gym.spaces.Dict({"board": board_space()}))
+    assert not is_chess_board_space(gym.spaces.Box(0, 1, shape=(4,)))
+    with pytest.raises(ValueError, match="features='mlp'"):
+        ChessCNN(gym.spaces.Box(0, 1, shape=(4,)))
+    with pytest.raises(ValueError, match="positive"):
+        ChessCNN(board_space(), channels=0)
