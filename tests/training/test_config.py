@@ -1,0 +1,91 @@
+"""load_config: YAML plus ``--set`` overrides, and rejections that name the field path or file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from training.config import (
+    AnnealConfig,
+    ConfigError,
+    EvalConfig,
+    PPOConfig,
+    apply_overrides,
+    load_config,
+)
+
+
+def test_no_file_and_no_overrides_are_the_defaults() -> None:
+    assert load_config("ppo") == PPOConfig()
+    assert load_config("anneal") == AnnealConfig()
+
+
+def test_a_file_and_overrides_combine_overrides_last(tmp_path: Path) -> None:
+    path = tmp_path / "ppo.yaml"
+    path.write_text("env: world:forage\nn_steps: 128\nseed: 1\nenv_kwargs: {a: 1}\n")
+    config = load_config("ppo", path, ["seed=3", "env_kwargs.b=[1, 2]", "out_dir=runs/a"])
+    assert isinstance(config, PPOConfig)
+    assert (config.env, config.n_steps, config.seed, config.out_dir) == (
+        "world:forage",
+        128,
+        3,
+        "runs/a",
+    )
+    assert config.env_kwargs == {"a": 1, "b": [1, 2]}
+
+
+def test_nested_overrides_reach_the_anneals_stage_configs() -> None:
+    config = load_config("anneal", None, ["ppo.total_timesteps=4096", "schedule=[bc, ppo, ppo]"])
+    assert isinstance(config, AnnealConfig)
+    assert config.ppo.total_timesteps == 4096 and config.schedule == ("bc", "ppo", "ppo")
+
+
+def test_overrides_do_not_change_the_given_data() -> None:
+    data = {"ppo": {"seed": 0}}
+    assert apply_overrides(data, ["ppo.seed=3"]) == {"ppo": {"seed": 3}}
+    assert data == {"ppo": {"seed": 0}}
+
+
+@pytest.mark.parametrize(
+    ("kind", "overrides", "message"),
+    [
+        ("ppo", ["n_steps=0"], "ppo config: n_steps: Input should be greater than or equal to 1"),
+        ("ppo", ["bogus=1"], "ppo config: bogus: Extra inputs are not permitted"),
+        ("ppo", ["vec_env=threads"], "ppo config: vec_env: Input should be 'subproc' or 'dummy'"),
+        ("anneal", ["ppo.n_steps=0"], "anneal config: ppo.n_steps: Input should be greater"),
+        ("anneal", ["bc.env=forage"], r"anneal config: \(root\): .*bc\.env must be chess"),
+        ("eval", [], "eval config: model: Field required"),
+        ("ppo", ["n_steps"], "--set 'n_steps': expected key=value"),
+        ("ppo", ["=3"], "expected key=value"),
+        ("ppo", ["seed=["], "--set 'seed=\\[': the value is not YAML"),
+        ("anneal", ["seed=1", "seed.x=2"], "--set 'seed.x=2': seed is not a mapping"),
+        ("sac", [], "unknown config kind 'sac'"),
+    ],
+)
+def test_rejections_name_the_field(kind: str, overrides: list[str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(kind, None, overrides)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("n_steps: [1, 2", "expected ',' or ']'"), ("- a\n- b\n", "top level must be a mapping")],
+)
+def test_a_bad_file_is_named(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message) as error:
+        load_config("ppo", path)
+    assert str(path) in str(error.value)
+
+
+def test_a_missing_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"missing\.yaml"):
+        load_config("ppo", tmp_path / "missing.yaml")
+
+
+def test_configs_are_frozen() -> None:
+    config = EvalConfig(model="random")
+    with pytest.raises(ValueError, match="frozen"):
+        config.games = 3  # type: ignore[misc]
