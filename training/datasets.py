@@ -49,6 +49,7 @@ __all__ = [
     "MASK_BYTES",
     "BCDataset",
     "DatasetError",
+    "episode_seed",
     "flat_action",
     "generate_chess_dataset",
     "generate_world_dataset",
@@ -337,12 +338,14 @@ def load_dataset(path: str | os.PathLike[str]) -> BCDataset:
         raise DatasetError(f"{npz}: {error}") from None
 
 
-# -- chess ----------------------------------------------------------------------------------------
+# -- generating -----------------------------------------------------------------------------------
 
 
-def _stream_seed(*keys: int) -> int:
-    """An independent seed for each (seed, source, game): stable across processes."""
-    return int(np.random.SeedSequence(list(keys)).generate_state(1, np.uint64)[0] >> 1)
+def episode_seed(seed: int, source: int, episode: int) -> int:
+    """The seed of game ``episode`` of source ``source`` (an index into the dataset's sources)
+    in a dataset generated with ``seed``: independent streams, the same in every process."""
+    state = np.random.SeedSequence([seed, source, episode]).generate_state(1, np.uint64)
+    return int(state[0] >> 1)
 
 
 @dataclass
@@ -372,11 +375,12 @@ def _label_game(
     progress: tqdm,
 ) -> None:
     """One game of ``CHESS_SOURCES[source]``: every position is labelled with the expert's move,
-    up to ``quota`` positions."""
+    up to ``quota`` positions. Against the random player the expert is white in even episodes
+    (the vs_random games are numbered first, from 0)."""
     rng = np.random.default_rng(seed)
     expert.reset(int(rng.integers(2**63 - 1)))
-    randomly = RandomOpponent()
-    randomly.reset(int(rng.integers(2**63 - 1)))
+    random_player = RandomOpponent()
+    random_player.reset(int(rng.integers(2**63 - 1)))
     if CHESS_SOURCES[source] == "vs_random":
         expert_colour, opening = chess.WHITE if episode % 2 == 0 else chess.BLACK, 0
     else:
@@ -384,7 +388,9 @@ def _label_game(
     game = ChessGame(max_plies=GAME_PLIES)
     board = game.board
     while not game.is_over and quota > 0:
-        label = expert.choose_move(board, game.legal_moves)
+        # The position without its move stack: the label depends on what the agent sees only,
+        # and Stockfish answers a FEN twice as fast as a replayed game (measured here).
+        label = expert.choose_move(board.copy(stack=False), game.legal_moves)
         if not game.is_legal(label):
             raise RuntimeError(
                 f"the expert {expert!r} chose {label.uci()}, illegal in {board.fen()}"
@@ -401,7 +407,7 @@ def _label_game(
         progress.update(1)
         random_side = expert_colour is not None and board.turn != expert_colour
         if random_side or game.plies < opening:
-            game.play(randomly.choose_move(board, game.legal_moves))
+            game.play(random_player.choose_move(board, game.legal_moves))
         else:
             game.play(label)
 
@@ -454,7 +460,7 @@ def generate_chess_dataset(
                         rows,
                         source=source,
                         episode=episode,
-                        seed=_stream_seed(seed, source, game),
+                        seed=episode_seed(seed, source, game),
                         quota=remaining,
                         progress=bar,
                     )
@@ -562,7 +568,7 @@ def generate_world_dataset(
     observation as ``FlattenForSB3`` flattens it (one array per key) with the expert's action in
     the flattened action space (``flat_action``); the env is stepped with exactly that flat
     action, so a discretised amount is what was played. No masks: every flat action is legal.
-    Episode ``i`` is seeded from ``(seed, i)``.
+    Episode ``i`` resets the env with ``episode_seed(seed, 0, i)``.
     """
     from training.envs import env_factory
 
@@ -577,7 +583,7 @@ def generate_world_dataset(
         for episode in itertools.count():
             if len(rows.actions) >= positions:
                 break
-            observation, _ = single.reset(seed=_stream_seed(seed, 0, episode))
+            observation, _ = single.reset(seed=episode_seed(seed, 0, episode))
             done = False
             while not done and len(rows.actions) < positions:
                 action = flat_action(env, expert(observation))
