@@ -128,52 +128,37 @@ class BCDataset:
     manifest: DatasetManifestDTO
 
     def __post_init__(self) -> None:
-        rows = len(self.actions)
-        columns: dict[str, np.ndarray] = {
-            **self._observation_arrays(),
-            "actions": self.actions,
-            "episodes": self.episodes,
-            "source": self.source,
-        }
-        if self.masks is not None:
-            columns["masks"] = self.masks
-            if self.masks.dtype != np.uint8 or self.masks.shape[1:] != (MASK_BYTES,):
-                raise DatasetError(f"masks must be (N, {MASK_BYTES}) uint8, got {self.masks.shape}")
-        if self.fens is not None:
-            columns["fens"] = self.fens
-        for name, array in columns.items():
+        rows, manifest = len(self.actions), self.manifest
+        for name, array in self.arrays().items():
             if len(array) != rows:
                 raise DatasetError(f"{name} has {len(array)} rows, actions has {rows}")
         if self.actions.dtype != np.int64:
             raise DatasetError(f"actions must be int64, got {self.actions.dtype}")
-        if rows != self.manifest.positions:
-            raise DatasetError(f"the manifest says {self.manifest.positions} positions, got {rows}")
-        if self.manifest.masked != (self.masks is not None):
-            raise DatasetError(f"the manifest says masked={self.manifest.masked}")
+        if self.masks is not None and (
+            self.masks.dtype != np.uint8 or self.masks.shape[1:] != (MASK_BYTES,)
+        ):
+            raise DatasetError(
+                f"masks must be (N, {MASK_BYTES}) uint8, got {self.masks.shape} {self.masks.dtype}"
+            )
+        if rows != manifest.positions:
+            raise DatasetError(f"the manifest says {manifest.positions} positions, got {rows}")
+        if manifest.masked != (self.masks is not None):
+            raise DatasetError(f"the manifest says masked={manifest.masked}, the masks disagree")
         shapes = _observation_shape(self.observations)
-        if shapes != self.manifest.observation_shape:
+        if shapes != manifest.observation_shape:
             raise DatasetError(
-                f"observations have shape {shapes}, the manifest says "
-                f"{self.manifest.observation_shape}"
+                f"observations have shape {shapes}, the manifest says {manifest.observation_shape}"
             )
-        if rows and int(self.source.max()) >= len(self.manifest.sources):
-            raise DatasetError(
-                f"source indices beyond the manifest's {list(self.manifest.sources)}"
-            )
-
-    def _observation_arrays(self) -> dict[str, np.ndarray]:
-        if isinstance(self.observations, dict):
-            return {OBSERVATION_PREFIX + key: v for key, v in self.observations.items()}
-        return {"observations": self.observations}
+        if rows and int(self.source.max()) >= len(manifest.sources):
+            raise DatasetError(f"source indices beyond the manifest's {list(manifest.sources)}")
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Every array, by its name in the .npz."""
-        arrays = {
-            **self._observation_arrays(),
-            "actions": self.actions,
-            "episodes": self.episodes,
-            "source": self.source,
-        }
+        if isinstance(self.observations, dict):
+            arrays = {OBSERVATION_PREFIX + key: v for key, v in self.observations.items()}
+        else:
+            arrays = {"observations": self.observations}
+        arrays.update(actions=self.actions, episodes=self.episodes, source=self.source)
         if self.masks is not None:
             arrays["masks"] = self.masks
         if self.fens is not None:
