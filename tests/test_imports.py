@@ -10,7 +10,7 @@ import pytest
 HEAVY = ("torch", "stable_baselines3", "fastapi", "ray", "matplotlib", "pygame")
 
 
-@pytest.mark.parametrize("package", ["chess_env", "multiagent", "envkit"])
+@pytest.mark.parametrize("package", ["chess_env", "multiagent", "envkit", "training"])
 def test_importing_a_package_loads_no_heavy_dependency(package: str) -> None:
     code = f"import sys, {package}; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     loaded = subprocess.run(

@@ -1,0 +1,251 @@
+"""``anneal``: behaviour cloning, then PPO, stage by stage, each checked before the next.
+
+- A BC stage passes when its validation accuracy reaches ``bc_accuracy_threshold``; otherwise
+  the run stops there with status FAIL (PPO from a policy that never learned the expert's moves
+  is what the anneal exists to avoid).
+- A PPO stage is compared with the stage before it, on the same seeded evaluation: a score drop
+  larger than ``score_tolerance`` flags ``score_drop``, and, between two PPO stages, a relative
+  rise of ``loss_total`` beyond ``loss_tolerance`` flags ``loss_rise`` (a BC loss is an NLL, not
+  comparable with PPO's). A flagged stage sets the status to HOLD and, with ``rollback=True``,
+  the model returns to the previous stage's checkpoint.
+- PASS when every stage passed. The kept model plays ``final_eval_games`` games at the end.
+
+Every stage writes its artefacts under ``<out_dir>/stage-<cycle>-<mode>/`` (a temporary folder
+when ``out_dir`` is None), so a rollback reloads a file, never a copy kept in memory.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from training.bc import bc_model, train_bc
+from training.config import AnnealConfig
+from training.dto import (
+    AnnealStageResultDTO,
+    AnnealStatus,
+    AnnealSummaryDTO,
+    ArtifactsDTO,
+    BCTrainingResultDTO,
+    EvaluationResultDTO,
+    PPOTrainingResultDTO,
+)
+from training.evaluation import evaluate
+from training.models import load_model
+
+__all__ = ["anneal"]
+
+
+@contextmanager
+def _run_dir(out_dir: str | None) -> Iterator[Path]:
+    if out_dir is not None:
+        path = Path(out_dir)
+        path.mkdir(parents=True, exist_ok=True)
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="anneal-") as temporary:
+        yield Path(temporary)
+
+
+def _score(result: BCTrainingResultDTO | PPOTrainingResultDTO) -> float | None:
+    return result.evaluation.score if result.evaluation is not None else None
+
+
+def anneal(config: AnnealConfig | None = None, **overrides: Any) -> AnnealSummaryDTO:
+    """Run ``config.schedule`` (default: bc, ppo) on chess; see the module docstring.
+
+    ``overrides`` replace top-level fields of the config, e.g. ``schedule=("bc", "ppo", "ppo")``.
+    """
+    config = AnnealConfig.model_validate({**(config or AnnealConfig()).model_dump(), **overrides})
+    start = time.perf_counter()
+    with _run_dir(config.out_dir) as run:
+        baselines = {
+            "random_policy_score": evaluate(
+                "random", config.eval_opponent, games=config.eval_games, seed=config.seed
+            ).score
+        }
+        stages, model, status = _run_stages(config, run)
+        if any(not stage.passed for stage in stages):
+            status = "FAIL" if status == "FAIL" else "HOLD"
+        final = None
+        artifacts = ArtifactsDTO(directory=str(run) if config.out_dir else None)
+        if model is not None and status != "FAIL":
+            final = _final(config, model, run)
+            if config.out_dir is not None:
+                model.save(run / "model.zip")
+                artifacts = ArtifactsDTO(
+                    directory=str(run),
+                    model=str(run / "model.zip"),
+                    result=str(run / "summary.json"),
+                    games_pgn=str(run / "final.pgn"),
+                )
+        summary = AnnealSummaryDTO(
+            status=status,
+            stages=tuple(stages),
+            baselines=baselines,
+            final_evaluation=final,
+            duration_sec=time.perf_counter() - start,
+            artifacts=artifacts,
+            config=config,
+        )
+        if config.out_dir is not None:
+            (run / "summary.json").write_text(summary.model_dump_json(indent=2), encoding="utf-8")
+    return summary
+
+
+def _run_stages(
+    config: AnnealConfig, run: Path
+) -> tuple[list[AnnealStageResultDTO], Any, AnnealStatus]:
+    """The stages in order, the model kept at the end, and FAIL if a BC stage stopped the run."""
+    stages: list[AnnealStageResultDTO] = []
+    model: Any = None
+    previous: BCTrainingResultDTO | PPOTrainingResultDTO | None = None
+    dataset: Any = None
+    for cycle, mode in enumerate(config.schedule):
+        folder = run / f"stage-{cycle}-{mode}"
+        if mode == "bc":
+            bc_config = config.bc.model_copy(
+                update={
+                    "out_dir": str(folder),
+                    "eval_opponent": config.eval_opponent,
+                    "eval_games": config.eval_games,
+                    "seed": config.seed,
+                }
+            )
+            model = model if model is not None else bc_model(bc_config)
+            if dataset is None:
+                dataset = _dataset(bc_config)
+            result: BCTrainingResultDTO | PPOTrainingResultDTO = train_bc(
+                bc_config, dataset=dataset, model=model
+            )
+            stage = _bc_stage(cycle, result, config.bc_accuracy_threshold)
+            stages.append(stage)
+            if not stage.passed:
+                return stages, model, "FAIL"
+        else:
+            result, model, stage = _ppo_stage(config, cycle, folder, model, previous)
+            stages.append(stage)
+            if stage.rolled_back:
+                continue  # the next stage compares with the model it starts from
+        previous = result
+    return stages, model, "PASS"
+
+
+def _dataset(bc_config: Any) -> Any:
+    """The BC data, generated once and shared by every BC stage of the run."""
+    from training.datasets import generate_chess_dataset, load_dataset
+
+    if bc_config.dataset is not None:
+        return load_dataset(bc_config.dataset)
+    return generate_chess_dataset(
+        bc_config.expert,
+        bc_config.positions,
+        bc_config.seed,
+        progress_bar=bc_config.progress_bar,
+    )
+
+
+def _bc_stage(cycle: int, result: BCTrainingResultDTO, threshold: float) -> AnnealStageResultDTO:
+    passed = result.val_accuracy >= threshold
+    return AnnealStageResultDTO(
+        cycle=cycle,
+        mode="bc",
+        metrics={
+            "accuracy": result.accuracy,
+            "val_accuracy": result.val_accuracy,
+            "loss": result.loss,
+            "val_loss": result.val_loss,
+            "score": _score(result),
+        },
+        threshold=threshold,
+        passed=passed,
+        flags=() if passed else ("accuracy_below_threshold",),
+        result=result,
+    )
+
+
+def _ppo_stage(
+    config: AnnealConfig,
+    cycle: int,
+    folder: Path,
+    model: Any,
+    previous: BCTrainingResultDTO | PPOTrainingResultDTO | None,
+) -> tuple[PPOTrainingResultDTO, Any, AnnealStageResultDTO]:
+    """Train from ``model`` (saved first, so a rollback can reload it) and judge the stage."""
+    from training.ppo import train_ppo
+
+    folder.mkdir(parents=True, exist_ok=True)
+    start_model = None
+    if model is not None:
+        start_model = folder / "start.zip"
+        model.save(start_model)
+    ppo_config = config.ppo.model_copy(
+        update={
+            "init_model": None if start_model is None else str(start_model),
+            "out_dir": str(folder),
+            "eval_opponent": config.eval_opponent,
+            "eval_games": config.eval_games,
+            "seed": config.seed,
+        }
+    )
+    result = train_ppo(config=ppo_config)
+    flags = _ppo_flags(config, result, previous)
+    rolled_back = bool(flags) and config.rollback and start_model is not None
+    kept = start_model if rolled_back else result.artifacts.model
+    if kept is None:
+        raise RuntimeError(f"PPO stage {cycle} saved no model in {folder}")
+    stage = AnnealStageResultDTO(
+        cycle=cycle,
+        mode="ppo",
+        metrics={
+            "score": _score(result),
+            "loss_total": result.loss_total,
+            "mean_episode_reward": result.mean_episode_reward,
+            "approx_kl": result.approx_kl,
+        },
+        threshold=config.score_tolerance,
+        passed=not flags,
+        flags=flags,
+        rolled_back=rolled_back,
+        result=result,
+    )
+    return result, load_model(str(kept), device=ppo_config.device), stage
+
+
+def _ppo_flags(
+    config: AnnealConfig,
+    result: PPOTrainingResultDTO,
+    previous: BCTrainingResultDTO | PPOTrainingResultDTO | None,
+) -> tuple[str, ...]:
+    if previous is None:
+        return ()
+    flags = []
+    before, after = _score(previous), _score(result)
+    if before is not None and after is not None and before - after > config.score_tolerance:
+        flags.append("score_drop")
+    if (
+        config.loss_tolerance is not None
+        and isinstance(previous, PPOTrainingResultDTO)
+        and previous.loss_total is not None
+        and result.loss_total is not None
+        and result.loss_total - previous.loss_total
+        > config.loss_tolerance * abs(previous.loss_total)
+    ):
+        flags.append("loss_rise")
+    return tuple(flags)
+
+
+def _final(config: AnnealConfig, model: Any, run: Path) -> EvaluationResultDTO:
+    """The kept model's match; seeded apart from the stage evaluations it was selected on."""
+    return evaluate(
+        model,
+        config.eval_opponent,
+        games=config.final_eval_games,
+        seed=config.seed + 1,
+        pgn_path=run / "final.pgn" if config.out_dir is not None else None,
+        progress_bar=config.bc.progress_bar,
+    )

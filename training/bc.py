@@ -1,0 +1,235 @@
+"""``train_bc``: behaviour cloning into an SB3 policy, so PPO can continue from it unchanged.
+
+A plain torch loop, not the ``imitation`` package (it pins SB3 2.2 and gymnasium 0.29 and breaks
+sb3-contrib). The loss is the negative log-likelihood of the expert's action under the policy's
+own distribution, with the legal-move mask applied for chess (MaskablePPO's distribution), minus a
+small entropy bonus that keeps the policy from collapsing before PPO explores. A validation split
+decides early stopping, and the best epoch's weights are kept.
+
+The model is the one ``training.models.build_model`` makes for the env, so its saved zip loads into
+a PPO stage with ``PPOConfig(init_model=...)``.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from training.config import BCConfig, PPOConfig
+from training.dto import ArtifactsDTO, BCEpochDTO, BCTrainingResultDTO, EvaluationResultDTO
+from training.envs import env_factory, has_action_masks, make_vec
+from training.evaluation import evaluate
+from training.models import build_model
+
+__all__ = ["bc_model", "train_bc"]
+
+CHESS_ENV_ID = "chess_env/Chess-v0"
+
+
+def bc_model(config: BCConfig) -> Any:
+    """The untrained SB3 model BC fills: the chess CNN under MaskablePPO, or a world's MLP."""
+    env = CHESS_ENV_ID if config.env == "chess" else f"world:{config.env}"
+    factory = env_factory(env, learner=config.learner)
+    probe = factory()
+    masked = has_action_masks(probe)
+    probe.close()
+    ppo = PPOConfig(env=env, learner=config.learner, seed=config.seed, device=config.device)
+    return build_model(ppo, make_vec(factory, 1, config.seed, "dummy"), masked=masked)
+
+
+def _load_or_generate(config: BCConfig) -> Any:
+    from training.datasets import generate_chess_dataset, generate_world_dataset, load_dataset
+
+    if config.dataset is not None:
+        dataset = load_dataset(config.dataset)
+        if dataset.manifest.env != config.env:
+            raise ValueError(
+                f"dataset {config.dataset} holds {dataset.manifest.env} positions, "
+                f"but the config trains {config.env}"
+            )
+        return dataset
+    if config.env == "chess":
+        return generate_chess_dataset(
+            config.expert, config.positions, config.seed, progress_bar=config.progress_bar
+        )
+    return generate_world_dataset(config.env, config.positions, config.seed, learner=config.learner)
+
+
+@dataclass
+class _Batches:
+    """Index batches over a dataset, reshuffled each epoch by one seeded generator."""
+
+    size: int
+    batch_size: int
+    rng: np.random.Generator
+
+    def epoch(self, shuffle: bool) -> list[np.ndarray]:
+        order = self.rng.permutation(self.size) if shuffle else np.arange(self.size)
+        return [order[i : i + self.batch_size] for i in range(0, self.size, self.batch_size)]
+
+
+def _select(observations: Any, indices: np.ndarray) -> Any:
+    if isinstance(observations, dict):
+        return {key: value[indices] for key, value in observations.items()}
+    return observations[indices]
+
+
+def _pass(
+    policy: Any,
+    dataset: Any,
+    batches: list[np.ndarray],
+    entropy_coef: float,
+    optimizer: torch.optim.Optimizer | None,
+    progress: tqdm | None,
+) -> tuple[float, float]:
+    """One pass over ``batches``: (mean NLL-based loss, accuracy); trains when given an optimizer.
+
+    The reported loss is the plain NLL on validation (no optimizer) and NLL minus the entropy
+    bonus in training, weighted by batch size.
+    """
+    total_loss, correct, seen = 0.0, 0, 0
+    policy.train(optimizer is not None)
+    for indices in batches:
+        observations, _ = policy.obs_to_tensor(_select(dataset.observations, indices))
+        actions = torch.as_tensor(dataset.actions[indices], device=policy.device)
+        with torch.set_grad_enabled(optimizer is not None):
+            if dataset.masks is not None:
+                masks = dataset.unpacked_masks(indices)
+                distribution = policy.get_distribution(observations, action_masks=masks)
+            else:
+                distribution = policy.get_distribution(observations)
+            nll = -distribution.log_prob(actions).mean()
+            loss = nll
+            if optimizer is not None:
+                loss = nll - entropy_coef * distribution.entropy().mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        hits = distribution.mode() == actions
+        correct += int((hits.all(dim=-1) if hits.dim() > 1 else hits).sum())
+        seen += len(indices)
+        total_loss += float(loss) * len(indices)
+        if progress is not None:
+            progress.update(len(indices))
+            progress.set_postfix(loss=f"{total_loss / seen:.3f}", acc=f"{correct / seen:.3f}")
+    return total_loss / seen, correct / seen
+
+
+def train_bc(
+    config: BCConfig | None = None,
+    *,
+    dataset: Any = None,
+    model: Any = None,
+    **overrides: Any,
+) -> BCTrainingResultDTO:
+    """Clone the expert into ``model`` (default: ``bc_model(config)``, saved with the artefacts).
+
+    Args:
+        config: the run (default ``BCConfig()``); ``overrides`` replace its fields.
+        dataset: a ``training.datasets`` dataset to use instead of ``config.dataset`` or a newly
+            generated one.
+        model: an SB3 model whose policy is trained in place (it must fit the dataset); the
+            caller keeps it, e.g. to continue with PPO.
+    """
+    config = BCConfig.model_validate({**(config or BCConfig()).model_dump(), **overrides})
+    torch.manual_seed(config.seed)
+    dataset = dataset if dataset is not None else _load_or_generate(config)
+    model = model if model is not None else bc_model(config)
+    policy = model.policy
+    train, val = dataset.split(config.val_fraction, config.seed)
+    optimizer = torch.optim.AdamW(
+        policy.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
+    )
+    batches = _Batches(len(train), config.batch_size, np.random.default_rng(config.seed))
+    val_batches = _Batches(len(val), config.batch_size, np.random.default_rng(0)).epoch(False)
+    history: list[BCEpochDTO] = []
+    best_state, best_epoch, best_val = copy.deepcopy(policy.state_dict()), 1, float("inf")
+    start = time.perf_counter()
+    for epoch in range(1, config.epochs + 1):
+        with tqdm(
+            total=len(train),
+            desc=f"BC epoch {epoch}/{config.epochs}",
+            unit="pos",
+            disable=not config.progress_bar,
+        ) as progress:
+            loss, accuracy = _pass(
+                policy, train, batches.epoch(True), config.entropy_coef, optimizer, progress
+            )
+        val_loss, val_accuracy = _pass(policy, val, val_batches, 0.0, None, None)
+        history.append(
+            BCEpochDTO(
+                epoch=epoch,
+                loss=loss,
+                accuracy=accuracy,
+                val_loss=val_loss,
+                val_accuracy=val_accuracy,
+            )
+        )
+        if val_loss < best_val:
+            best_state, best_epoch, best_val = copy.deepcopy(policy.state_dict()), epoch, val_loss
+        elif epoch - best_epoch >= config.patience:
+            break
+    policy.load_state_dict(best_state)
+    policy.set_training_mode(False)
+    duration = time.perf_counter() - start
+    artifacts, evaluation = _finish(config, model, dataset)
+    best = history[best_epoch - 1]
+    result = BCTrainingResultDTO(
+        dataset=dataset.manifest,
+        accuracy=best.accuracy,
+        loss=best.loss,
+        val_accuracy=best.val_accuracy,
+        val_loss=best.val_loss,
+        learning_rate=config.learning_rate,
+        batch_size=config.batch_size,
+        epochs=len(history),
+        best_epoch=best_epoch,
+        weight_decay=config.weight_decay,
+        device=str(policy.device),
+        duration_sec=duration,
+        history=tuple(history),
+        evaluation=evaluation,
+        artifacts=artifacts,
+        config=config,
+    )
+    if artifacts.result is not None:
+        Path(artifacts.result).write_text(result.model_dump_json(indent=2), encoding="utf-8")
+    return result
+
+
+def _finish(
+    config: BCConfig, model: Any, dataset: Any
+) -> tuple[ArtifactsDTO, EvaluationResultDTO | None]:
+    """Save what the config asks for, and evaluate a chess policy."""
+    out = Path(config.out_dir) if config.out_dir else None
+    paths: dict[str, str] = {}
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        model.save(out / "model.zip")
+        if config.dataset is None:
+            dataset.save(out / "dataset")
+            paths["dataset"] = str(out / "dataset.npz")
+        paths.update(
+            directory=str(out), model=str(out / "model.zip"), result=str(out / "result.json")
+        )
+    evaluation = None
+    if config.env == "chess" and config.eval_games > 0:
+        pgn = out / "evaluation.pgn" if out is not None else None
+        if pgn is not None:
+            paths["games_pgn"] = str(pgn)
+        evaluation = evaluate(
+            model,
+            config.eval_opponent,
+            games=config.eval_games,
+            seed=config.seed,
+            pgn_path=pgn,
+            progress_bar=config.progress_bar,
+        )
+    return ArtifactsDTO(**paths), evaluation

@@ -1,0 +1,32 @@
+"""``run_eval``: the ``eval`` command, a saved model (or a built-in player) in a seeded match."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from training.config import EvalConfig
+from training.dto import EvaluationResultDTO
+from training.evaluation import evaluate
+from training.models import load_model
+
+__all__ = ["run_eval"]
+
+
+def run_eval(config: EvalConfig) -> EvaluationResultDTO:
+    """Play the match; with ``out_dir``, write ``result.json`` and ``games.pgn`` there."""
+    agent = load_model(config.model) if config.model.endswith(".zip") else config.model
+    out = Path(config.out_dir) if config.out_dir else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    result = evaluate(
+        agent,
+        config.opponent,
+        games=config.games,
+        seed=config.seed,
+        max_plies=config.max_plies,
+        pgn_path=out / "games.pgn" if out is not None else None,
+        progress_bar=config.progress_bar,
+    )
+    if out is not None:
+        (out / "result.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")
+    return result
