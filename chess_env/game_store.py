@@ -10,6 +10,8 @@
 - With ``archive_dir``, no game leaves memory unrecorded: a game is appended to ``games.jsonl``
   (one ``Game`` per line) and ``games.pgn`` once, when it finishes, or unfinished when it is
   evicted, cleaned up or the manager closes. Each append is flushed and fsynced.
+- Thread-safe: a move is checked outside the lock (it takes a millisecond or more), and checked
+  again should its game have changed meanwhile, so no game's move waits for another's.
 - ``GameNotFoundError`` and ``SessionNotFoundError``: ``KeyError`` subclasses naming the id.
 """
 
@@ -201,6 +203,18 @@ class StateManager:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    def _update(self, game_id: str, change: Callable[[Game, datetime], Game]) -> Game:
+        """Store ``change(game, now)``. The change (a move's validation takes a millisecond or
+        more) runs outside the lock, so that other games and readers do not wait for it; should
+        the game change meanwhile, it runs again on the new state, as if it had waited."""
+        while True:
+            with self._lock:
+                now, before = self._now(), self.get_game(game_id)
+            game = change(before, now)
+            with self._lock:
+                if self.get_game(game_id) is before:
+                    return self._store(game, now)
+
     # -- inside the lock ------------------------------------------------------------------------
 
     def _now(self) -> datetime:
@@ -214,19 +228,18 @@ class StateManager:
         if self._closed:
             raise RuntimeError("this StateManager is closed")
 
-    def _update(self, game_id: str, change: Callable[[Game, datetime], Game]) -> Game:
-        with self._lock:
-            now = self._now()
-            game = change(self.get_game(game_id), now)
-            self._games[game_id] = game
-            own = self._sessions[self._session_of[game_id]]
-            self._replace_session(own, {"last_activity": max(now, own.last_activity)})
-            if game.is_over:
-                for session in list(self._sessions.values()):
-                    if session.game_id == game_id:
-                        self._replace_session(session, {"is_active": False})
-                self._archive_finished(game)
-            return game
+    def _store(self, game: Game, now: datetime) -> Game:
+        """Keep ``game``, the next state of a game in memory, and record what follows from it."""
+        game_id = game.game_id
+        self._games[game_id] = game
+        own = self._sessions[self._session_of[game_id]]
+        self._replace_session(own, {"last_activity": max(now, own.last_activity)})
+        if game.is_over:
+            for session in list(self._sessions.values()):
+                if session.game_id == game_id:
+                    self._replace_session(session, {"is_active": False})
+            self._archive_finished(game)
+        return game
 
     def _replace_session(self, session: GameSession, changes: dict[str, object]) -> GameSession:
         session = GameSession.model_validate({**dict(session), **changes})
@@ -242,7 +255,7 @@ class StateManager:
                 f"could not archive finished game {game.game_id} ({error}); "
                 "it is tried again when it leaves memory",
                 RuntimeWarning,
-                stacklevel=4,
+                stacklevel=5,  # the caller of apply_move, resign or timeout
             )
             return
         self._archived.add(game.game_id)

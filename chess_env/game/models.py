@@ -22,6 +22,7 @@ Draws follow ``chess_env.rules.ChessGame`` with ``claim_draws``: threefold repet
 
 from __future__ import annotations
 
+import functools
 import uuid
 from datetime import datetime, timezone
 from itertools import pairwise
@@ -115,6 +116,7 @@ def _uuid4(value: str) -> str:
     return str(parsed)
 
 
+@functools.lru_cache(maxsize=512)  # each new position is validated twice in a row (see below)
 def _normal_fen(fen: str) -> str:
     """``fen`` as python-chess writes it, after checking it is a legal position."""
     return board_from_fen(fen).fen()
@@ -230,7 +232,8 @@ class BoardState(FrozenDTO):
     @classmethod
     def from_board(cls, board: chess.Board) -> BoardState:
         """The state of ``board``'s position (its move stack plays no part)."""
-        return cls(fen=board.fen(), **_position_facts(board))
+        fen = board.fen()
+        return cls(fen=fen, **dict(_fen_facts(fen)))
 
     @classmethod
     def from_fen(cls, fen: str) -> BoardState:
@@ -248,7 +251,7 @@ class BoardState(FrozenDTO):
 
     @model_validator(mode="after")
     def _agrees_with_fen(self) -> BoardState:
-        facts = _position_facts(self.board())
+        facts = dict(_fen_facts(self.fen))
         wrong = [
             f"{name} is {getattr(self, name)!r} but the FEN gives {value!r}"
             for name, value in facts.items()
@@ -261,6 +264,13 @@ class BoardState(FrozenDTO):
         if wrong:
             raise ValueError("; ".join(wrong))
         return self
+
+
+@functools.lru_cache(maxsize=512)
+def _fen_facts(fen: str) -> tuple[tuple[str, Any], ...]:
+    """``_position_facts`` of ``fen``, cached: ``from_board`` reads a new position, and the
+    validation of the state it builds reads the same FEN again at once."""
+    return tuple(_position_facts(chess.Board(fen)).items())
 
 
 def _position_facts(board: chess.Board) -> dict[str, Any]:
@@ -419,6 +429,17 @@ def _built_moves(value: Any, handler: ValidatorFunctionWrapHandler) -> tuple[Mov
 MoveHistory = Annotated[tuple[Move, ...], WrapValidator(_built_moves)]
 
 
+def _built_board_state(value: Any, handler: ValidatorFunctionWrapHandler) -> BoardState:
+    """A built ``BoardState`` as it is: it was checked against its FEN when built, and pydantic
+    would otherwise check it again (all legal moves generated anew) in every next ``Game``."""
+    if isinstance(value, BoardState):
+        return value
+    return handler(value)  # type: ignore[no-any-return]
+
+
+BuiltBoardState = Annotated[BoardState, WrapValidator(_built_board_state)]
+
+
 class Game(FrozenDTO):
     """A game between two agents, from its start position to now.
 
@@ -445,7 +466,7 @@ class Game(FrozenDTO):
     white: AgentConfig = Field(description="The agent playing white")
     black: AgentConfig = Field(description="The agent playing black")
     start_fen: Fen = Field(description="The position before the first move")
-    board_state: BoardState = Field(description="The position now")
+    board_state: BuiltBoardState = Field(description="The position now")
     move_history: MoveHistory = Field((), description="Every move played, in order")
     current_turn: Color = Field(description="The side to move")
     status: GameStatus = Field("in_progress", description="Playing, or how the game ended")

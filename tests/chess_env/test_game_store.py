@@ -311,6 +311,41 @@ def test_a_failed_archive_warns_and_is_retried_when_the_game_leaves(
 # -- threads -------------------------------------------------------------------------------------
 
 
+def test_threads_racing_on_one_game_each_play_in_turn(tmp_path: Path) -> None:
+    manager = StateManager(archive_dir=tmp_path)
+    game_id = manager.create_game(WHITE, BLACK).game_id
+    start, played, errors = threading.Barrier(4), [], []
+
+    def play(seed: int) -> None:
+        """Random moves from whatever position each thread last saw: stale ones are refused."""
+        rng = random.Random(seed)
+        start.wait()
+        for _ in range(30):
+            game = manager.get_game(game_id)
+            if game.is_over:
+                return
+            move = rng.choice(game.board_state.legal_moves)
+            try:
+                after = manager.apply_move(game_id, move)
+            except (IllegalActionError, GameOverError):
+                continue  # another thread moved first: not legal any more
+            except Exception as error:
+                errors.append(error)
+                return
+            played.append((len(after.move_history), move))
+
+    threads = [threading.Thread(target=play, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    game = manager.get_game(game_id)
+    assert validate_game_state(game) == []
+    # Every accepted move is in the history once, at the ply its caller was told.
+    assert sorted(played) == [(i + 1, m.uci_notation) for i, m in enumerate(game.move_history)]
+
+
 def test_threads_playing_different_games_leave_every_history_valid(tmp_path: Path) -> None:
     manager = StateManager(max_games=8, archive_dir=tmp_path)
     game_ids = [manager.create_game(WHITE, BLACK).game_id for _ in range(8)]
