@@ -7,7 +7,8 @@ from pathlib import Path
 import chess.pgn
 from fastapi.testclient import TestClient
 
-from chess_env.server import create_chess_app
+from chess_env.server import SERVICE_PATH, create_chess_app
+from chess_env.service import ChessService
 
 
 def test_service_routes_sit_next_to_the_openenv_routes(tmp_path: Path) -> None:
@@ -36,6 +37,18 @@ def test_service_routes_sit_next_to_the_openenv_routes(tmp_path: Path) -> None:
     with (tmp_path / "games.pgn").open() as pgn:
         archived = chess.pgn.read_game(pgn)
     assert archived is not None and len(list(archived.mainline_moves())) == 2
+
+
+def test_the_mounted_service_sweeps_idle_games_until_shutdown(tmp_path: Path) -> None:
+    app = create_chess_app(archive_dir=tmp_path)
+    (mount,) = [route for route in app.routes if getattr(route, "path", None) == SERVICE_PATH]
+    service: ChessService = mount.app.state.chess_service  # type: ignore[attr-defined]
+    with TestClient(app) as client:
+        remote = {"kind": "remote", "name": "R"}
+        client.post("/service/games", json={"white": remote, "black": remote})
+        sweeper = service._sweeper  # started by the first game: a mounted lifespan never runs
+        assert sweeper is not None and not sweeper.done()
+    assert sweeper.cancelled()  # the parent's shutdown closed the service
 
 
 def test_without_service_the_games_routes_are_absent() -> None:
