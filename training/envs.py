@@ -49,6 +49,8 @@ def env_factory(
     gym.spec(env)  # an unknown id raises gymnasium's error naming close ids
 
     def make() -> gym.Env:
+        import chess_env  # noqa: F401, F811  (a SubprocVecEnv worker starts unregistered)
+
         return gym.make(env, **kwargs)
 
     make.__name__ = env
