@@ -88,12 +88,18 @@ def test_chess_trains_maskable_ppo_with_the_cnn_policy(chess_run: tuple[PPORun, 
     assert run.result.config.n_envs == 1
 
 
-def test_world_trains_ppo_with_the_multi_input_policy_in_subprocesses() -> None:
-    run = run_ppo(ppo_config("world:forage", **{**TINY, "n_envs": 2, "n_steps": 32}))
+def test_chess_trains_in_subprocesses() -> None:
+    run = run_ppo(ppo_config("chess_env/Chess-v0", **{**TINY, "n_envs": 2, "n_steps": 32}))
+    assert type(run.model.env).__name__ == "SubprocVecEnv"  # the workers registered the id
+    assert run.result.total_timesteps == 128 and run.result.loss_total is not None
+
+
+def test_world_trains_ppo_with_the_multi_input_policy() -> None:
+    config = ppo_config("world:forage", **{**TINY, "n_envs": 2, "vec_env": "dummy", "n_steps": 32})
+    run = run_ppo(config)
     assert type(run.model) is PPO and type(run.model.policy) is MultiInputActorCriticPolicy
-    assert run.result.algorithm == "PPO" and run.result.config.vec_env == "subproc"
-    assert run.result.total_timesteps == 128
-    assert run.result.loss_total is not None
+    assert type(run.model.env).__name__ == "DummyVecEnv"
+    assert run.result.algorithm == "PPO" and run.result.total_timesteps == 128
 
 
 def test_cartpole_trains_ppo_with_the_mlp_policy_and_evaluates_returns() -> None:
