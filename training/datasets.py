@@ -26,7 +26,7 @@ import math
 import os
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,9 @@ from training.experts import chess_expert, world_expert
 __all__ = [
     "BOARD_SHAPE",
     "CHESS_SOURCES",
+    "GAME_PLIES",
     "MASK_BYTES",
+    "OPENING_PLIES",
     "BCDataset",
     "DatasetError",
     "episode_seed",
@@ -337,16 +339,12 @@ def episode_seed(seed: int, source: int, episode: int) -> int:
 class _Rows:
     """Columns being filled, one labelled position at a time."""
 
-    observations: list[Any]
-    actions: list[Any]
-    masks: list[np.ndarray]
-    episodes: list[int]
-    source: list[int]
-    fens: list[str]
-
-    @classmethod
-    def empty(cls) -> _Rows:
-        return cls([], [], [], [], [], [])
+    observations: list[Any] = field(default_factory=list)
+    actions: list[Any] = field(default_factory=list)
+    masks: list[np.ndarray] = field(default_factory=list)
+    episodes: list[int] = field(default_factory=list)
+    source: list[int] = field(default_factory=list)
+    fens: list[str] = field(default_factory=list)
 
 
 def _label_game(
@@ -430,7 +428,7 @@ def generate_chess_dataset(
     player = chess_expert(expert)
     name = f"{player.name}:{player.depth}"  # type: ignore[attr-defined]
     quotas = ((positions + 1) // 2, positions // 2)
-    rows = _Rows.empty()
+    rows = _Rows()
     episode = 0
     try:
         with tqdm(
@@ -583,7 +581,7 @@ def generate_world_dataset(
         raise ValueError(f"positions must be at least 1, got {positions}")
     env = env_factory(f"world:{world}", learner=learner)()
     expert = world_expert(world)
-    rows = _Rows.empty()
+    rows = _Rows()
     try:
         with tqdm(
             total=positions, desc=f"{world} expert", unit="pos", disable=not progress_bar

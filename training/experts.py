@@ -2,6 +2,7 @@
 
 - ``AlphaBetaExpert``: a pure-Python alpha-beta searcher (material and mobility), the chess
   expert when Stockfish is not installed; an ``Opponent`` like any other.
+- ``evaluate(board)``: its evaluation, material and mobility in centipawns.
 - ``chess_expert(spec)``: ``stockfish:DEPTH``, ``alphabeta:DEPTH`` or ``auto`` as an ``Opponent``
   (Stockfish itself is ``chess_env.opponents.StockfishOpponent``).
 - ``ForageExpert`` and ``TradeExpert``: scripted policies for the built-in worlds, reading the
@@ -26,10 +27,14 @@ from multiagent.worlds.forage import MOVES
 from multiagent.worlds.trade import GOODS, SEASONS, TradeParams, local_price
 
 __all__ = [
+    "MATE",
+    "MOBILITY_CP",
+    "PIECE_CP",
     "AlphaBetaExpert",
     "ForageExpert",
     "TradeExpert",
     "chess_expert",
+    "evaluate",
     "world_expert",
 ]
 
