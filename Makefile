@@ -8,13 +8,14 @@ PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
 .PHONY: test demo bench lint format clean
 
-test: $(VENV)/.extras-train,server,dev
+# compat (OpenEnv, ~300 MB with gradio): its clients test the server, its server is a bench peer.
+test: $(VENV)/.extras-train,server,dev,compat
 	$(BIN)/python -m pytest -q -n 2
 
 demo: $(VENV)/.extras-train
 	$(BIN)/python -m chess_env demo
 
-bench: $(VENV)/.extras-train,server,dev
+bench: $(VENV)/.extras-train,server,dev,compat
 	$(BIN)/python -m benchmarks.chess_throughput
 	$(BIN)/python -m benchmarks.multiagent
 	$(BIN)/python -m benchmarks.forage_learning
