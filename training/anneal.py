@@ -20,11 +20,13 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from training.bc import bc_model, train_bc
 from training.config import AnnealConfig
+from training.curves import EpisodePoint, EvalPoint, plot_learning_curve
 from training.dto import (
     AnnealStageResultDTO,
     AnnealStatus,
@@ -51,6 +53,36 @@ def _run_dir(out_dir: str | None) -> Iterator[Path]:
         yield Path(temporary)
 
 
+@dataclass
+class _Curve:
+    """The whole run on one time axis: PPO timesteps summed over stages, a BC stage at a point."""
+
+    offset: int = 0
+    episodes: list[EpisodePoint] = field(default_factory=list)
+    evaluations: list[EvalPoint] = field(default_factory=list)
+    stages: list[tuple[int, str]] = field(default_factory=list)
+
+    def mark(self, cycle: int, mode: str) -> None:
+        self.stages.append((self.offset, f"{cycle}: {mode}"))
+
+    def add_evaluation(self, evaluation: EvaluationResultDTO | None) -> None:
+        if evaluation is not None:
+            self.evaluations.append(
+                EvalPoint(
+                    self.offset, evaluation.score, evaluation.score_low, evaluation.score_high
+                )
+            )
+
+    def add_run(self, run: Any) -> None:
+        self.episodes += [
+            point._replace(timesteps=point.timesteps + self.offset) for point in run.episodes
+        ]
+        self.evaluations += [
+            point._replace(timesteps=point.timesteps + self.offset) for point in run.evaluations
+        ]
+        self.offset += run.result.total_timesteps
+
+
 def _score(result: BCTrainingResultDTO | PPOTrainingResultDTO) -> float | None:
     return result.evaluation.score if result.evaluation is not None else None
 
@@ -68,21 +100,15 @@ def anneal(config: AnnealConfig | None = None, **overrides: Any) -> AnnealSummar
                 "random", config.eval_opponent, games=config.eval_games, seed=config.seed
             ).score
         }
-        stages, model, status = _run_stages(config, run)
+        curve = _Curve()
+        stages, model, status = _run_stages(config, run, curve)
         if any(not stage.passed for stage in stages):
             status = "FAIL" if status == "FAIL" else "HOLD"
         final = None
-        artifacts = ArtifactsDTO(directory=str(run) if config.out_dir else None)
         if model is not None and status != "FAIL":
             final = _final(config, model, run)
-            if config.out_dir is not None:
-                model.save(run / "model.zip")
-                artifacts = ArtifactsDTO(
-                    directory=str(run),
-                    model=str(run / "model.zip"),
-                    result=str(run / "summary.json"),
-                    games_pgn=str(run / "final.pgn"),
-                )
+            curve.add_evaluation(final)
+        artifacts = _save(config, run, model if final is not None else None, curve)
         summary = AnnealSummaryDTO(
             status=status,
             stages=tuple(stages),
@@ -97,8 +123,30 @@ def anneal(config: AnnealConfig | None = None, **overrides: Any) -> AnnealSummar
     return summary
 
 
+def _save(config: AnnealConfig, run: Path, model: Any, curve: _Curve) -> ArtifactsDTO:
+    """The kept model and the curve in ``out_dir`` (nothing without one)."""
+    if config.out_dir is None:
+        return ArtifactsDTO()
+    paths = {"directory": str(run), "result": str(run / "summary.json")}
+    if model is not None:
+        model.save(run / "model.zip")
+        paths.update(model=str(run / "model.zip"), games_pgn=str(run / "final.pgn"))
+    if curve.episodes or curve.evaluations:
+        title = f"anneal {' -> '.join(config.schedule)} on chess"
+        png = plot_learning_curve(
+            curve.episodes,
+            curve.evaluations,
+            run / "curve.png",
+            title,
+            stages=curve.stages,
+            eval_label=f"score vs {config.eval_opponent}",
+        )
+        paths["curve"] = str(png)
+    return ArtifactsDTO(**paths)
+
+
 def _run_stages(
-    config: AnnealConfig, run: Path
+    config: AnnealConfig, run: Path, curve: _Curve
 ) -> tuple[list[AnnealStageResultDTO], Any, AnnealStatus]:
     """The stages in order, the model kept at the end, and FAIL if a BC stage stopped the run."""
     stages: list[AnnealStageResultDTO] = []
@@ -107,6 +155,7 @@ def _run_stages(
     dataset: Any = None
     for cycle, mode in enumerate(config.schedule):
         folder = run / f"stage-{cycle}-{mode}"
+        curve.mark(cycle, mode)
         if mode == "bc":
             bc_config = config.bc.model_copy(
                 update={
@@ -124,10 +173,11 @@ def _run_stages(
             )
             stage = _bc_stage(cycle, result, config.bc_accuracy_threshold)
             stages.append(stage)
+            curve.add_evaluation(result.evaluation)
             if not stage.passed:
                 return stages, model, "FAIL"
         else:
-            result, model, stage = _ppo_stage(config, cycle, folder, model, previous)
+            result, model, stage = _ppo_stage(config, cycle, folder, model, previous, curve)
             stages.append(stage)
             if stage.rolled_back:
                 continue  # the next stage compares with the model it starts from
@@ -174,30 +224,29 @@ def _ppo_stage(
     folder: Path,
     model: Any,
     previous: BCTrainingResultDTO | PPOTrainingResultDTO | None,
+    curve: _Curve,
 ) -> tuple[PPOTrainingResultDTO, Any, AnnealStageResultDTO]:
     """Train from ``model`` (saved first, so a rollback can reload it) and judge the stage."""
-    from training.ppo import train_ppo
+    from training.ppo import ppo_config, run_ppo
 
     folder.mkdir(parents=True, exist_ok=True)
     start_model = None
     if model is not None:
         start_model = folder / "start.zip"
         model.save(start_model)
-    ppo_config = config.ppo.model_copy(
-        update={
-            "init_model": None if start_model is None else str(start_model),
-            "out_dir": str(folder),
-            "eval_opponent": config.eval_opponent,
-            "eval_games": config.eval_games,
-            "seed": config.seed,
-        }
+    stage_config = ppo_config(
+        config=config.ppo,
+        init_model=None if start_model is None else str(start_model),
+        out_dir=str(folder),
+        eval_opponent=config.eval_opponent,
+        eval_games=config.eval_games,
+        seed=config.seed,
     )
-    result = train_ppo(config=ppo_config)
+    ppo_run = run_ppo(stage_config)
+    curve.add_run(ppo_run)
+    result = ppo_run.result
     flags = _ppo_flags(config, result, previous)
     rolled_back = bool(flags) and config.rollback and start_model is not None
-    kept = start_model if rolled_back else result.artifacts.model
-    if kept is None:
-        raise RuntimeError(f"PPO stage {cycle} saved no model in {folder}")
     stage = AnnealStageResultDTO(
         cycle=cycle,
         mode="ppo",
@@ -213,7 +262,10 @@ def _ppo_stage(
         rolled_back=rolled_back,
         result=result,
     )
-    return result, load_model(str(kept), device=ppo_config.device), stage
+    kept = (
+        load_model(str(start_model), device=stage_config.device) if rolled_back else ppo_run.model
+    )
+    return result, kept, stage
 
 
 def _ppo_flags(

@@ -115,7 +115,7 @@ def _pass(
         hits = distribution.mode() == actions
         correct += int((hits.all(dim=-1) if hits.dim() > 1 else hits).sum())
         seen += len(indices)
-        total_loss += float(loss) * len(indices)
+        total_loss += loss.item() * len(indices)
         if progress is not None:
             progress.update(len(indices))
             progress.set_postfix(loss=f"{total_loss / seen:.3f}", acc=f"{correct / seen:.3f}")

@@ -1,0 +1,121 @@
+"""``anneal``: BC then PPO, stage checks, HOLD with rollback, FAIL stopping the run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+import training.dto
+import training.ppo
+from training.anneal import _ppo_flags, anneal
+from training.config import AnnealConfig, BCConfig, PPOConfig
+from training.dto import AnnealSummaryDTO, ColorRecordDTO, EvaluationResultDTO
+from training.models import load_model
+
+TINY = AnnealConfig(
+    bc=BCConfig(expert="alphabeta:1", positions=200, epochs=1, progress_bar=False),
+    ppo=PPOConfig(
+        total_timesteps=64, n_steps=32, batch_size=32, n_envs=1, vec_env="dummy", progress_bar=False
+    ),
+    eval_games=2,
+    final_eval_games=2,
+    bc_accuracy_threshold=0.0,
+    score_tolerance=1.0,
+)
+
+
+def _weights(model: Any) -> list[torch.Tensor]:
+    return [t.detach().clone() for t in model.policy.state_dict().values()]
+
+
+def _same(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
+    return all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
+
+
+def test_bc_then_ppo_passes_and_writes_its_artefacts(tmp_path: Path) -> None:
+    summary = anneal(TINY, out_dir=str(tmp_path))
+    assert summary.status == "PASS"
+    assert [stage.mode for stage in summary.stages] == ["bc", "ppo"]
+    assert all(stage.passed and not stage.flags for stage in summary.stages)
+    assert summary.final_evaluation is not None and summary.final_evaluation.games == 2
+    assert 0.0 <= summary.baselines["random_policy_score"] <= 1.0
+    saved = AnnealSummaryDTO.model_validate_json((tmp_path / "summary.json").read_text())
+    assert saved == summary
+    assert summary.artifacts.curve is not None
+    assert Path(summary.artifacts.curve).read_bytes()[:4] == b"\x89PNG"
+    assert summary.artifacts.model is not None
+    ppo_stage = summary.stages[1].result
+    assert ppo_stage.config.init_model is not None  # PPO started from the BC weights
+    kept = load_model(summary.artifacts.model)
+    last = load_model(str(ppo_stage.artifacts.model))
+    assert _same(_weights(kept), _weights(last))
+
+
+def test_a_bc_stage_below_its_threshold_fails_the_run_before_ppo(tmp_path: Path) -> None:
+    summary = anneal(TINY, bc_accuracy_threshold=1.0, out_dir=str(tmp_path))
+    assert summary.status == "FAIL"
+    assert [stage.mode for stage in summary.stages] == ["bc"]
+    assert summary.stages[0].flags == ("accuracy_below_threshold",)
+    assert summary.final_evaluation is None
+    assert not (tmp_path / "stage-1-ppo").exists()
+
+
+def _collapsing_ppo(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """``run_ppo`` replaced by one that scrambles the weights and scores 0: a bad stage."""
+    real = training.ppo.run_ppo
+    models: list[Any] = []
+
+    def collapse(config: PPOConfig, env: Any = None) -> training.ppo.PPORun:
+        run = real(config, env)
+        with torch.no_grad():
+            for parameter in run.model.policy.parameters():
+                parameter.add_(1.0)
+        lost = ColorRecordDTO(games=1, wins=0, draws=0, losses=1)
+        evaluation = EvaluationResultDTO.from_counts(
+            opponent="random", seed=config.seed, white=lost, black=lost, mean_plies=10,
+            illegal_actions=0, checkmates=0, terminations={"checkmate": 2},
+        )  # fmt: skip
+        run.result = run.result.model_copy(update={"evaluation": evaluation})
+        models.append(run.model)
+        return run
+
+    monkeypatch.setattr(training.ppo, "run_ppo", collapse)
+    return models
+
+
+def test_a_score_drop_holds_and_rolls_back_to_the_start_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _collapsing_ppo(monkeypatch)
+    summary = anneal(TINY, score_tolerance=0.0, out_dir=str(tmp_path))
+    assert summary.status == "HOLD"
+    stage = summary.stages[1]
+    assert stage.flags == ("score_drop",) and stage.rolled_back and not stage.passed
+    kept = load_model(str(summary.artifacts.model))
+    start = load_model(str(tmp_path / "stage-1-ppo" / "start.zip"))
+    assert _same(_weights(kept), _weights(start))
+
+
+def test_without_rollback_a_flagged_stage_keeps_its_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trained = _collapsing_ppo(monkeypatch)
+    summary = anneal(TINY, score_tolerance=0.0, rollback=False, out_dir=str(tmp_path))
+    assert summary.status == "HOLD" and not summary.stages[1].rolled_back
+    kept = load_model(str(summary.artifacts.model))
+    assert _same(_weights(kept), _weights(trained[0]))
+
+
+def test_loss_rise_is_flagged_only_between_ppo_stages() -> None:
+    class Result:  # the two fields _ppo_flags reads
+        def __init__(self, loss: float) -> None:
+            self.loss_total, self.evaluation = loss, None
+
+    config = TINY.model_copy(update={"loss_tolerance": 0.5})
+    previous = training.dto.PPOTrainingResultDTO.model_construct(loss_total=1.0, evaluation=None)
+    assert _ppo_flags(config, Result(1.6), previous) == ("loss_rise",)  # type: ignore[arg-type]
+    assert _ppo_flags(config, Result(1.4), previous) == ()  # type: ignore[arg-type]
+    assert _ppo_flags(config, Result(9.0), None) == ()  # type: ignore[arg-type]

@@ -1,0 +1,118 @@
+"""``train_bc``: the policy learns the expert's moves, masked, seeded, and PPO continues from it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from training.bc import bc_model, train_bc
+from training.config import BCConfig, PPOConfig
+from training.datasets import BCDataset, generate_chess_dataset, generate_world_dataset
+from training.dto import BCTrainingResultDTO
+from training.evaluation import policy_logits
+
+QUICK = {"progress_bar": False, "eval_games": 0}
+
+
+@pytest.fixture(scope="module")
+def chess_data() -> BCDataset:
+    return generate_chess_dataset("alphabeta:1", 600, seed=0, progress_bar=False)
+
+
+def _weights(model: object) -> list[torch.Tensor]:
+    return [t.detach().clone() for t in model.policy.state_dict().values()]  # type: ignore[attr-defined]
+
+
+def test_bc_learns_the_experts_moves_above_chance(chess_data: BCDataset) -> None:
+    result = train_bc(
+        BCConfig(epochs=8, patience=8, learning_rate=3e-3, val_fraction=0.1, **QUICK),
+        dataset=chess_data,
+    )
+    first, last = result.history[0], result.history[-1]
+    assert last.accuracy > first.accuracy + 0.05 and last.loss < first.loss - 0.2
+    best = result.history[result.best_epoch - 1]
+    assert best.val_loss == min(epoch.val_loss for epoch in result.history)
+    assert best.val_accuracy > 0.1  # above the ~1/30 of a uniform legal move
+    # chance: one legal move in ~30; the masked NLL starts near log(30)
+    assert first.val_loss < np.log(60)
+
+
+def test_the_kept_weights_are_the_best_epochs(chess_data: BCDataset) -> None:
+    """Early stopping restores the best epoch, and the reported val metrics are its own."""
+    model = bc_model(BCConfig(**QUICK))
+    result = train_bc(
+        BCConfig(epochs=6, patience=1, learning_rate=3e-2, **QUICK), dataset=chess_data, model=model
+    )
+    _, val = chess_data.split(result.config.val_fraction, result.config.seed)
+    logits = policy_logits(model.policy, val.observations)
+    logits[~val.unpacked_masks(slice(None))] = -np.inf
+    accuracy = float(np.mean(np.argmax(logits, axis=1) == val.actions))
+    assert accuracy == pytest.approx(result.val_accuracy)
+    assert result.epochs <= 6 and 1 <= result.best_epoch <= result.epochs
+
+
+def test_masked_predictions_are_always_legal(chess_data: BCDataset) -> None:
+    model = bc_model(BCConfig(**QUICK))
+    train_bc(BCConfig(epochs=1, **QUICK), dataset=chess_data, model=model)
+    masks = chess_data.unpacked_masks(slice(None))
+    actions, _ = model.predict(chess_data.observations, action_masks=masks, deterministic=True)
+    assert masks[np.arange(len(actions)), actions].all()
+
+
+def test_same_seed_same_weights(chess_data: BCDataset) -> None:
+    runs = []
+    for _ in range(2):
+        model = bc_model(BCConfig(seed=5, **QUICK))
+        result = train_bc(BCConfig(seed=5, epochs=1, **QUICK), dataset=chess_data, model=model)
+        runs.append((result.history, _weights(model)))
+    assert runs[0][0] == runs[1][0]
+    assert all(torch.equal(a, b) for a, b in zip(runs[0][1], runs[1][1], strict=True))
+
+
+def test_artefacts_round_trip_and_ppo_continues_from_the_weights(
+    chess_data: BCDataset, tmp_path: Path
+) -> None:
+    model = bc_model(BCConfig(**QUICK))
+    out = tmp_path / "bc"
+    result = train_bc(
+        BCConfig(epochs=1, out_dir=str(out), progress_bar=False, eval_games=2),
+        dataset=chess_data,
+        model=model,
+    )
+    assert BCTrainingResultDTO.model_validate_json((out / "result.json").read_text()) == result
+    assert result.dataset == chess_data.manifest
+    assert result.evaluation is not None and result.evaluation.games == 2
+    assert result.artifacts.model == str(out / "model.zip")
+    assert (out / "evaluation.pgn").exists() and (out / "dataset.npz").exists()
+
+    from training.envs import env_factory, make_vec
+    from training.models import build_model
+
+    vec = make_vec(env_factory("chess_env/Chess-v0"), 1, 0, "dummy")
+    continued = build_model(
+        PPOConfig(init_model=result.artifacts.model, n_envs=1), vec, masked=True
+    )
+    vec.close()
+    assert all(torch.equal(a, b) for a, b in zip(_weights(model), _weights(continued), strict=True))
+
+
+def test_a_dataset_of_another_env_is_refused(tmp_path: Path) -> None:
+    data = generate_world_dataset("forage", 50, seed=0, progress_bar=False)
+    data.save(tmp_path / "forage")
+    with pytest.raises(ValueError, match="holds forage positions, but the config trains chess"):
+        train_bc(BCConfig(dataset=str(tmp_path / "forage.npz"), **QUICK))
+
+
+def test_world_bc_learns_the_scripted_expert() -> None:
+    data = generate_world_dataset("forage", 1500, seed=0, progress_bar=False)
+    result = train_bc(
+        BCConfig(
+            env="forage", expert="scripted", epochs=15, patience=15, learning_rate=3e-3, **QUICK
+        ),
+        dataset=data,
+    )
+    majority = np.bincount(data.actions).max() / len(data)
+    assert result.val_accuracy > majority + 0.1  # well above always playing the commonest action
