@@ -4,7 +4,8 @@ drive it (needs the ``server`` extra: FastAPI, uvicorn).
 - ``create_app(adapter_factory, ...)``: the FastAPI app; ``make_server(app)``: uvicorn for it.
 - Routes: ``POST /reset`` (opens a session: ``session_id``), ``POST /step``, ``GET /state``,
   ``DELETE /sessions/{id}``, ``GET /health``, ``/metadata``, ``/schema``, ``WS /ws`` (one session
-  per connection) and ``POST /mcp`` (JSON-RPC tools/list and tools/call).
+  per connection; ``?session_id=`` attaches it to an HTTP session) and ``POST /mcp`` (JSON-RPC
+  tools/list and tools/call).
 - ``EnvAdapter``, ``StepResult``, ``ToolSpec``, ``EpisodeState``: what an env implements.
 - ``SessionStore``: sessions by UUID4, with a cap (CAPACITY_REACHED) and an idle expiry.
 - Errors an adapter raises: ``InvalidInputError`` (VALIDATION_ERROR, 422) and

@@ -2,8 +2,9 @@
 
 OpenEnv's HTTP routes build a fresh env per call, which cannot play a game; here ``/reset`` opens
 a session and later calls name it. A WebSocket connection holds one session for its lifetime
-(``pinned``: it never expires). Idle sessions are swept whenever a session is opened or used, so
-no background task is needed.
+(``pinned``: it never expires): its own, or an HTTP session it ``attach``-es to (OpenEnv's
+``/ws?session_id=``, so that its MCP client's HTTP tool calls and WebSocket resets reach one env).
+Idle sessions are swept whenever a session is opened or used, so no background task is needed.
 
 Env calls run in worker threads: ``use`` holds the session's lock for the whole call, so two
 requests on one session never interleave, while other sessions go on in parallel.
@@ -90,6 +91,25 @@ class SessionStore:
             session = Session(self.factory(), pinned=pinned, last_used=self.clock())
             self._sessions[session.id] = session
         return session
+
+    def attach(self, session_id: str) -> Session:
+        """Pin an open session to one WebSocket until ``detach``; a second one is refused."""
+        self.expire_idle()
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                raise UnknownSessionError(f"no session {session_id} to attach to")
+            if session.pinned:
+                raise UnknownSessionError(
+                    f"session {session_id} already has a WebSocket", reason="already_attached"
+                )
+            session.pinned = True
+        return session
+
+    def detach(self, session: Session) -> None:
+        """The WebSocket left: the session idles (and may expire) again, but stays open."""
+        with self._lock:
+            session.pinned, session.last_used = False, self.clock()
 
     @contextmanager
     def use(self, session_id: str) -> Iterator[Session]:

@@ -1,5 +1,9 @@
 """``/ws``: OpenEnv's WebSocket, one session per connection.
 
+The session is the connection's own, closed when it ends; or, with ``/ws?session_id=ID`` (as
+OpenEnv's MCP client connects), an open HTTP session, which outlives the connection and takes
+one WebSocket at a time (an unknown or taken one: a SESSION_ERROR frame, then 1008).
+
 Client -> server: ``{"type": "reset", "data": {seed?, episode_id?, ...options}}``, ``{"type":
 "step", "data": {...action}}``, ``{"type": "state"}``, ``{"type": "close"}`` and ``{"type": "mcp",
 "data": <JSON-RPC request>}``. Server -> client: ``{"type": "observation", "data": {observation,
@@ -21,13 +25,14 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from starlette.concurrency import run_in_threadpool
 
 from envkit.server import mcp
-from envkit.server.errors import CapacityError, ErrorCode, error_payload
+from envkit.server.errors import CapacityError, ErrorCode, UnknownSessionError, error_payload
 from envkit.server.limits import loads
 from envkit.server.models import ResetRequest
 from envkit.server.service import EnvService, Service
 
-__all__ = ["CLOSE_TOO_BIG", "CLOSE_TRY_AGAIN_LATER", "answer", "router"]
+__all__ = ["CLOSE_POLICY", "CLOSE_TOO_BIG", "CLOSE_TRY_AGAIN_LATER", "answer", "router"]
 
+CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
 CLOSE_TRY_AGAIN_LATER = 1013
 
@@ -37,11 +42,18 @@ router = APIRouter()
 @router.websocket("/ws")
 async def env_socket(websocket: WebSocket, service: Service) -> None:
     await websocket.accept()
+    attach_to = websocket.query_params.get("session_id")
     try:
-        session = service.store.create(pinned=True)
-    except CapacityError as error:
+        if attach_to is None:
+            session = service.store.create(pinned=True)
+        else:
+            session = service.store.attach(attach_to)
+    except (CapacityError, UnknownSessionError) as error:
         await websocket.send_text(json.dumps(_frame("error", error_payload(error)[1])))
-        await websocket.close(CLOSE_TRY_AGAIN_LATER, "no session slot is free")
+        if isinstance(error, CapacityError):
+            await websocket.close(CLOSE_TRY_AGAIN_LATER, "no session slot is free")
+        else:
+            await websocket.close(CLOSE_POLICY, "no such session to attach to, or it is taken")
         return
     limit = websocket.app.state.limits.max_message_bytes
     try:
@@ -70,7 +82,10 @@ async def env_socket(websocket: WebSocket, service: Service) -> None:
     except WebSocketDisconnect:  # the client left while a reply was on its way
         pass
     finally:
-        await run_in_threadpool(service.store.close, session.id)
+        if attach_to is None:
+            await run_in_threadpool(service.store.close, session.id)
+        else:
+            service.store.detach(session)
 
 
 def _runs_inline(adapter: Any, message: Any) -> bool:
