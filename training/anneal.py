@@ -196,6 +196,7 @@ def _dataset(bc_config: Any) -> Any:
         bc_config.positions,
         bc_config.seed,
         progress_bar=bc_config.progress_bar,
+        workers=bc_config.workers,
     )
 
 

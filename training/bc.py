@@ -57,7 +57,11 @@ def _load_or_generate(config: BCConfig) -> Any:
         return dataset
     if config.env == "chess":
         return generate_chess_dataset(
-            config.expert, config.positions, config.seed, progress_bar=config.progress_bar
+            config.expert,
+            config.positions,
+            config.seed,
+            progress_bar=config.progress_bar,
+            workers=config.workers,
         )
     return generate_world_dataset(config.env, config.positions, config.seed, learner=config.learner)
 

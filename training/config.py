@@ -87,6 +87,7 @@ class BCConfig(FrozenDTO):
     )
     positions: int = Field(20_000, ge=10, description="Positions to label")
     dataset: str | None = Field(None, description="Reuse this .npz (its manifest beside it)")
+    workers: int = Field(1, ge=1, description="Processes labelling chess positions at once")
     epochs: int = Field(3, ge=1)
     batch_size: int = Field(256, ge=1)
     learning_rate: float = Field(1e-3, gt=0)

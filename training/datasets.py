@@ -66,6 +66,8 @@ GAME_PLIES = 200  # a game is cut here: long endgames would crowd the data with 
 OPENING_PLIES = (2, 8)  # self-play starts with this many random plies (inclusive): else every
 # game against a deterministic expert (Stockfish at a fixed depth) would be the same game
 OBSERVATION_PREFIX = "observations/"
+BLOCK_POSITIONS = 4096  # positions per independently seeded block: the unit of parallel work
+GAMES_PER_BLOCK = 1_000_000  # game seeds of block b are b * GAMES_PER_BLOCK + game
 
 
 class DatasetError(ValueError):
@@ -355,7 +357,7 @@ def _label_game(
     episode: int,
     seed: int,
     quota: int,
-    progress: tqdm,
+    progress: tqdm | None,
 ) -> None:
     """One game of ``CHESS_SOURCES[source]``: every position is labelled with the expert's move,
     up to ``quota`` positions. Against the random player the expert is white in even episodes
@@ -387,7 +389,8 @@ def _label_game(
         rows.source.append(source)
         rows.fens.append(board.fen())
         quota -= 1
-        progress.update(1)
+        if progress is not None:
+            progress.update(1)
         random_side = expert_colour is not None and board.turn != expert_colour
         if random_side or game.plies < opening:
             game.play(random_player.choose_move(board, game.legal_moves))
@@ -396,19 +399,22 @@ def _label_game(
 
 
 def generate_chess_dataset(
-    expert: str, positions: int, seed: int, progress_bar: bool = True
+    expert: str, positions: int, seed: int, progress_bar: bool = True, workers: int = 1
 ) -> BCDataset:
     """``positions`` chess positions labelled with ``expert``'s moves (see ``chess_expert``).
 
     Half the positions (the odd one included) come from games of the expert against a uniformly
-    random player, the expert white in even games and black in odd ones; the other half from
-    self-play games that open with 2-8 random plies (so a deterministic expert does not replay
-    one game). Every position of every game is labelled with the expert's move, the random
-    side's too: those cost one expert call each, like any other position, and show the expert's
-    answer in the worse positions a weak policy reaches. Games end by the env's rules or after
-    ``GAME_PLIES`` plies; the last game is cut when the quota is full. Measured on this
-    project's 2-core machine: about 600 positions per CPU-second with ``stockfish:1`` (engine
-    included), 150 with ``alphabeta:2``.
+    random player, the expert white in even games of a block and black in odd ones; the other
+    half from self-play games that open with 2-8 random plies (so a deterministic expert does not
+    replay one game). Every position of every game is labelled with the expert's move, the
+    random side's too: those cost one expert call each, like any other position, and show the
+    expert's answer in the worse positions a weak policy reaches. Games end by the env's rules or
+    after ``GAME_PLIES`` plies; the last game of a block is cut when its quota is full.
+
+    Each source's quota is cut into blocks of ``BLOCK_POSITIONS``, each seeded on its own, so
+    ``workers`` processes label blocks in parallel and the rows are the same for any number of
+    workers. Measured on this project's 2-core machine: about 600 positions per CPU-second with
+    ``stockfish:1`` (engine included), 150 with ``alphabeta:2``.
 
     Args:
         expert: ``stockfish:DEPTH``, ``alphabeta:DEPTH`` or ``auto``; the manifest records the
@@ -417,6 +423,7 @@ def generate_chess_dataset(
         seed: every game, opening and random move follows from it (Stockfish at a fixed depth
             on one thread is deterministic too).
         progress_bar: show a tqdm bar over the positions.
+        workers: processes labelling blocks at once (default 1: this process).
 
     Example:
         >>> data = generate_chess_dataset("alphabeta:1", 4, seed=0, progress_bar=False)
@@ -425,39 +432,95 @@ def generate_chess_dataset(
     """
     if positions < 1:
         raise ValueError(f"positions must be at least 1, got {positions}")
-    player = chess_expert(expert)
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    player = chess_expert(expert)  # a bad spec, or no engine, fails here rather than in a worker
     name = f"{player.name}:{player.depth}"  # type: ignore[attr-defined]
+    player.close()
+    blocks = _blocks(positions)
+    with tqdm(
+        total=positions, desc=f"labelling {name}", unit="pos", disable=not progress_bar
+    ) as bar:
+        if workers == 1:
+            labelled = [_label_block(name, seed, block, bar) for block in blocks]
+        else:
+            labelled = _label_in_parallel(name, seed, blocks, workers, bar)
+    return _merge(labelled, name, seed)
+
+
+@dataclass(frozen=True)
+class _Block:
+    """``quota`` positions of one source, from games seeded by ``(seed, source, index, game)``."""
+
+    source: int
+    index: int
+    quota: int
+
+
+def _blocks(positions: int) -> list[_Block]:
     quotas = ((positions + 1) // 2, positions // 2)
+    return [
+        _Block(source, index, min(BLOCK_POSITIONS, quota - start))
+        for source, quota in enumerate(quotas)
+        for index, start in enumerate(range(0, quota, BLOCK_POSITIONS))
+    ]
+
+
+def _label_block(expert: str, seed: int, block: _Block, progress: tqdm | None = None) -> _Rows:
+    """One block's rows; its episodes are numbered from 0 (``_merge`` makes them unique)."""
+    player = chess_expert(expert)
     rows = _Rows()
-    episode = 0
     try:
-        with tqdm(
-            total=positions, desc=f"labelling {name}", unit="pos", disable=not progress_bar
-        ) as bar:
-            for source, quota in enumerate(quotas):
-                filled, game = len(rows.actions) + quota, 0
-                while len(rows.actions) < filled:  # every game labels at least its first move
-                    _label_game(
-                        player,
-                        rows,
-                        source=source,
-                        episode=episode,
-                        seed=episode_seed(seed, source, game),
-                        quota=filled - len(rows.actions),
-                        progress=bar,
-                    )
-                    game, episode = game + 1, episode + 1
+        game = 0
+        while len(rows.actions) < block.quota:  # every game labels at least its first move
+            _label_game(
+                player,
+                rows,
+                source=block.source,
+                episode=game,
+                seed=episode_seed(seed, block.source, block.index * GAMES_PER_BLOCK + game),
+                quota=block.quota - len(rows.actions),
+                progress=progress,
+            )
+            game += 1
     finally:
         player.close()
+    return rows
+
+
+def _label_in_parallel(
+    expert: str, seed: int, blocks: list[_Block], workers: int, bar: tqdm
+) -> list[_Rows]:
+    """The blocks labelled by a pool of ``workers`` processes, in block order."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("spawn")  # no fork of a parent that may hold torch
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        futures = [pool.submit(_label_block, expert, seed, block) for block in blocks]
+        labelled = []
+        for block, future in zip(blocks, futures, strict=True):
+            labelled.append(future.result())
+            bar.update(block.quota)
+    return labelled
+
+
+def _merge(labelled: list[_Rows], expert: str, seed: int) -> BCDataset:
+    """The blocks' rows as one dataset, episodes renumbered so that each game has its own."""
+    episodes, offset = [], 0
+    for rows in labelled:
+        numbers = np.asarray(rows.episodes, dtype=np.int32)
+        episodes.append(numbers + offset)
+        offset += int(numbers.max()) + 1
     return _assemble(
-        observations=np.stack(rows.observations),
-        actions=np.asarray(rows.actions, dtype=np.int64),
-        masks=np.stack(rows.masks),
-        episodes=np.asarray(rows.episodes, dtype=np.int32),
-        source=np.asarray(rows.source, dtype=np.uint8),
-        fens=np.asarray(rows.fens, dtype=str),
+        observations=np.stack([o for rows in labelled for o in rows.observations]),
+        actions=np.asarray([a for rows in labelled for a in rows.actions], dtype=np.int64),
+        masks=np.stack([m for rows in labelled for m in rows.masks]),
+        episodes=np.concatenate(episodes),
+        source=np.asarray([s for rows in labelled for s in rows.source], dtype=np.uint8),
+        fens=np.asarray([f for rows in labelled for f in rows.fens], dtype=str),
         template=_template(
-            "chess", name, seed, BOARD_SHAPE, spaces.Discrete(ACTION_SIZE), CHESS_SOURCES
+            "chess", expert, seed, BOARD_SHAPE, spaces.Discrete(ACTION_SIZE), CHESS_SOURCES
         ),
     )
 

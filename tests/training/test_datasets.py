@@ -395,3 +395,18 @@ def test_world_datasets_follow_the_seed() -> None:
 def test_a_bad_world_or_learner_is_refused(world: str, learner: str | None, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         generate_world_dataset(world, 5, seed=0, learner=learner, progress_bar=False)
+
+
+def test_parallel_workers_label_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks are seeded on their own, so the pool's size changes nothing in the data."""
+    import training.datasets
+
+    monkeypatch.setattr(training.datasets, "BLOCK_POSITIONS", 7)  # several blocks per source
+    alone = generate_chess_dataset("alphabeta:1", 30, seed=3, progress_bar=False)
+    pooled = generate_chess_dataset("alphabeta:1", 30, seed=3, progress_bar=False, workers=2)
+    assert alone.manifest == pooled.manifest
+    assert np.array_equal(alone.observations, pooled.observations)
+    assert np.array_equal(alone.actions, pooled.actions)
+    assert np.array_equal(alone.episodes, pooled.episodes)
+    # episodes are whole games: unique per block, increasing over the blocks
+    assert np.all(np.diff(alone.episodes) >= 0) and alone.episodes[0] == 0
