@@ -6,13 +6,14 @@ the agent's move and the opponent's reply:
 - (a) ``in-process ChessAdapter.step``: ``ChessAdapter.reset`` then ``step(ChessAction(move=uci))``
   with a uniformly random move from the observation's ``legal_moves`` -- the baseline.
 - (b) ``WebSocket /ws``: the same game over ONE connection to a live uvicorn server on 127.0.0.1
-  (``envkit.server.make_server(create_chess_app())`` in a background thread of this process),
+  (``create_chess_app()`` under uvicorn in a background thread of this process),
   with the ``websockets`` client: ``{"type": "reset", "data": {"seed": ..}}`` and ``{"type":
   "step", "data": {"move": uci}}``.
 - (c) ``HTTP /reset + /step``: one session over one keep-alive ``httpx.Client``: ``POST /reset``
   (naming the session after the first) and ``POST /step`` with ``X-Session-Id``.
-- (d) ``OpenEnv create_app``: OpenEnv's own server hosting a plain python-chess env, driven by the
-  same WebSocket client as (b) -- only when ``import openenv`` works, else it is skipped.
+- (d) ``OpenEnv create_app``: OpenEnv's own server hosting the same ``ChessAdapter`` (wrapped as
+  an OpenEnv ``Environment``: same opponent, same work per step), driven by the same WebSocket
+  client as (b) -- only when ``import openenv`` works (the ``compat`` extra), else skipped.
 
 Each contender plays ``--steps`` steps (resetting, with the next seed, when a game ends) and we
 time every step round trip. Steps/s is steps over the wall time of the whole run, resets
@@ -28,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import random
 import socket
 import statistics
@@ -42,13 +42,14 @@ from typing import Any
 
 import httpx
 import numpy as np
+import uvicorn
 from fastapi import FastAPI
 from tqdm import tqdm
 from websockets.sync.client import ClientConnection, connect
 
 from benchmarks.machine import machine_line
 from chess_env.server import ChessAction, ChessAdapter, create_chess_app
-from envkit.server import make_server
+from envkit.server import StepResult
 
 HOST = "127.0.0.1"
 BASELINE, WS, OPENENV = "a", "b", "d"
@@ -125,11 +126,14 @@ def free_port() -> int:
 
 @contextmanager
 def live_server(app: FastAPI) -> Iterator[str]:
-    """``app`` served by uvicorn in a background thread; yields its base URL."""
+    """``app`` served by uvicorn in a background thread; yields its base URL.
+
+    Both servers get the same uvicorn settings (``envkit.server.make_server`` would only add our
+    message size limit, which OpenEnv's app does not declare).
+    """
     port = free_port()
-    server = make_server(app, host=HOST, port=port)
-    for logger in ("uvicorn.error", "uvicorn.access"):  # a log line per request would be timed
-        logging.getLogger(logger).setLevel(logging.WARNING)
+    # log_level: a log line per request would be timed
+    server = uvicorn.Server(uvicorn.Config(app, host=HOST, port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -195,54 +199,67 @@ def http_contender(address: str) -> Contender:
 
 
 def openenv_app() -> FastAPI:
-    """OpenEnv's ``create_app`` hosting a plain python-chess env vs a random opponent."""
-    import chess
+    """OpenEnv's ``create_app`` hosting our ``ChessAdapter``: the same env and opponent as (b).
+
+    The action and observation types are ours with OpenEnv's base classes mixed in, so OpenEnv
+    validates an action once (as our server does) and the adapter gets it as it is; the
+    observation is wrapped without validating it again. What differs per step is OpenEnv's
+    framework: its WebSocket loop, thread-pool hop and serialisation.
+    """
+    import uuid
+
     from openenv.core.env_server import create_app
     from openenv.core.env_server.interfaces import Environment
     from openenv.core.env_server.types import Action, Observation, State
 
-    class MoveAction(Action):  # type: ignore[misc]
-        move: str
+    from chess_env.server import ChessObservation
 
-    class BoardObservation(Observation):  # type: ignore[misc]
-        fen: str = ""
-        legal_moves: list[str] = []
+    class OpenEnvChessAction(ChessAction, Action):  # type: ignore[misc]
+        """``ChessAction`` as an OpenEnv ``Action``."""
 
-    class PlainChess(Environment):  # type: ignore[misc]
+    class OpenEnvChessObservation(ChessObservation, Observation):  # type: ignore[misc]
+        """``ChessObservation`` as an OpenEnv ``Observation`` (with its reward and done)."""
+
+    class ChessOnOpenEnv(Environment):  # type: ignore[misc]
         SUPPORTS_CONCURRENT_SESSIONS = True
 
         def __init__(self) -> None:
             super().__init__()
-            self.board = chess.Board()
-            self.rng = random.Random()
+            self.adapter = ChessAdapter()
             self._state = State(episode_id=None, step_count=0)
 
-        def _observe(self, reward: float | None) -> BoardObservation:
-            over = self.board.is_game_over(claim_draw=False)
-            legal = [] if over else [move.uci() for move in self.board.legal_moves]
-            return BoardObservation(
-                fen=self.board.fen(), legal_moves=legal, done=over, reward=reward
-            )
-
         def reset(
-            self, seed: int | None = None, episode_id: str | None = None, **_: Any
-        ) -> BoardObservation:
-            self.board, self.rng = chess.Board(), random.Random(seed)
-            self._state = State(episode_id=episode_id, step_count=0)
-            return self._observe(None)
+            self, seed: int | None = None, episode_id: str | None = None, **options: Any
+        ) -> OpenEnvChessObservation:
+            result = self.adapter.reset(seed=seed, **options)
+            self._state = State(episode_id=episode_id or str(uuid.uuid4()), step_count=0)
+            return self._observe(result)
 
-        def step(self, action: MoveAction, **_: Any) -> BoardObservation:
-            self.board.push_uci(action.move)
+        def step(self, action: OpenEnvChessAction, **_: Any) -> OpenEnvChessObservation:
+            result = self.adapter.step(action)
             self._state.step_count += 1
-            if not self.board.is_game_over(claim_draw=False):
-                self.board.push(self.rng.choice(list(self.board.legal_moves)))
-            return self._observe(0.0)
+            return self._observe(result)
+
+        @staticmethod
+        def _observe(result: StepResult) -> OpenEnvChessObservation:
+            return OpenEnvChessObservation.model_construct(
+                result.observation.model_fields_set | {"reward", "done", "metadata"},
+                **dict(result.observation),
+                reward=result.reward,
+                done=result.done,
+                metadata=result.metadata,
+            )
 
         @property
         def state(self) -> State:
-            return self._state
+            return State(**self.adapter.state(), **self._state.model_dump())
 
-    app: FastAPI = create_app(PlainChess, MoveAction, BoardObservation, env_name="plain_chess")
+        def close(self) -> None:
+            self.adapter.close()
+
+    app: FastAPI = create_app(
+        ChessOnOpenEnv, OpenEnvChessAction, OpenEnvChessObservation, env_name="chess"
+    )
     return app
 
 
@@ -258,7 +275,7 @@ NAMES = {
     "a": "in-process ChessAdapter.step",
     "b": "envkit WebSocket /ws (1 connection)",
     "c": "envkit HTTP /reset + /step (keep-alive)",
-    "d": "OpenEnv create_app, plain python-chess, WebSocket",
+    "d": "OpenEnv create_app hosting ChessAdapter, WebSocket",
 }
 
 
@@ -344,7 +361,8 @@ def main(argv: list[str] | None = None) -> None:
                 contenders["d"] = websocket_contender(openenv_address)
                 results = run_rounds(contenders, args.rounds, args.steps)
             skipped = ""
-    print(machine_line("chess", "fastapi", "uvicorn", "websockets", "httpx"))
+    peers = () if skipped else ("openenv",)
+    print(machine_line("chess", "fastapi", "uvicorn", "websockets", "httpx", *peers))
     print()
     print("\n".join(table(results)))
     if skipped:
