@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib.util
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +33,13 @@ from training.envs import EnvSpec, default_n_envs, env_factory, env_id, has_acti
 
 __all__ = ["PPORun", "ppo_config", "run_ppo", "train_ppo"]
 
-MODEL_FILE, RESULT_FILE, CURVE_FILE, GAMES_FILE = (
-    "model.zip",
-    "result.json",
-    "curve.png",
-    "games.pgn",
-)
-TENSORBOARD_DIR, CHECKPOINT_DIR = "tensorboard", "checkpoints"
+# What a run writes in its out_dir.
+MODEL_FILE = "model.zip"
+RESULT_FILE = "result.json"
+CURVE_FILE = "curve.png"
+GAMES_FILE = "games.pgn"
+TENSORBOARD_DIR = "tensorboard"
+CHECKPOINT_DIR = "checkpoints"
 
 
 @dataclass
@@ -51,8 +51,8 @@ class PPORun:
 
     model: Any
     result: PPOTrainingResultDTO
-    episodes: list[EpisodePoint] = field(default_factory=list)
-    evaluations: list[EvalPoint] = field(default_factory=list)
+    episodes: list[EpisodePoint]
+    evaluations: list[EvalPoint]
 
 
 def ppo_config(
@@ -66,8 +66,7 @@ def ppo_config(
 ) -> PPOConfig:
     """``config`` (default: ``PPOConfig()``) with the given arguments and overrides set.
 
-    A factory ``env`` is recorded under its name; ``n_envs`` left unset becomes the CPU cores, so
-    the result's config says how the run was made. A bad value raises pydantic's
+    A factory ``env`` is recorded under its name. A bad value raises pydantic's
     ``ValidationError`` (a ``ValueError``) naming the field.
 
     Example:
@@ -80,8 +79,6 @@ def ppo_config(
     if env is not None:
         data["env"] = env_id(env)
     data.update(overrides)
-    if data["n_envs"] is None:
-        data["n_envs"] = default_n_envs()
     return PPOConfig.model_validate(data)
 
 
@@ -112,7 +109,12 @@ def train_ppo(
 
 
 def run_ppo(config: PPOConfig, env: Callable[[], gym.Env] | None = None) -> PPORun:
-    """Train with ``config`` as it is (``env``: a factory to use instead of ``config.env``)."""
+    """Train with ``config`` (``env``: a factory to use instead of ``config.env``).
+
+    ``n_envs`` left unset becomes the CPU cores, so the result's config says how the run was made.
+    """
+    if config.n_envs is None:
+        config = config.model_copy(update={"n_envs": default_n_envs()})
     factory = env_factory(env or config.env, config.env_kwargs, config.learner)
     masked, chess = _inspect(factory, config)
     out_dir = _prepare_outputs(config)
@@ -175,7 +177,11 @@ def _is_chess(env: gym.Env) -> bool:
 
 
 def _prepare_outputs(config: PPOConfig) -> Path | None:
-    """The artefacts folder (created), after checking that what needs it has it."""
+    """The artefacts folder (created), after checking the files the run reads and writes."""
+    if config.init_model is not None and not any(
+        Path(name).is_file() for name in (config.init_model, f"{config.init_model}.zip")
+    ):
+        raise ConfigError(f"init_model: no saved model at {config.init_model}")
     needs_folder = [name for name in ("checkpoint_every", "tensorboard") if getattr(config, name)]
     if config.out_dir is None:
         if needs_folder:
@@ -227,7 +233,7 @@ class _Watchers:
         if config.checkpoint_every is not None and out_dir is not None:
             from stable_baselines3.common.callbacks import CheckpointCallback
 
-            every = max(config.checkpoint_every // (config.n_envs or 1), 1)
+            every = max(config.checkpoint_every // (config.n_envs or 1), 1)  # SB3 counts vec steps
             self.extra.append(CheckpointCallback(every, str(out_dir / CHECKPOINT_DIR), "model"))
         if config.progress_bar:
             from stable_baselines3.common.callbacks import ProgressBarCallback

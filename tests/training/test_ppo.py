@@ -242,6 +242,17 @@ def test_a_factory_env_is_recorded_by_name() -> None:
     assert result.algorithm == "PPO"
 
 
+def test_unset_n_envs_is_recorded_and_a_saved_model_continues(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("training.ppo.default_n_envs", lambda: 1)  # one env per core
+    first = train_ppo("CartPole-v1", **{**TINY, "n_envs": None}, out_dir=str(tmp_path))
+    assert first.config.n_envs == 1
+    assert first.artifacts.model is not None
+    second = train_ppo("CartPole-v1", **TINY, init_model=first.artifacts.model.removesuffix(".zip"))
+    assert second.config.init_model is not None and second.updates == first.updates
+
+
 @pytest.mark.usefixtures("no_subprocess")
 @pytest.mark.parametrize(
     ("env", "overrides", "error", "match"),
@@ -254,6 +265,7 @@ def test_a_factory_env_is_recorded_by_name() -> None:
         ("CartPole-v1", {"checkpoint_every": 64}, ConfigError, "set out_dir"),
         ("chess_env/Chess-v0", {"eval_opponent": "nobody"}, ValueError, "unknown player"),
         ("chess_env/Chess-v0", {"env_kwargs": {"perspective": "white"}}, ConfigError, "eval"),
+        ("CartPole-v1", {"init_model": "no/such/model"}, ConfigError, "init_model"),
     ],
 )
 def test_bad_input_fails_before_the_envs_start(
