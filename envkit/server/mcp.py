@@ -39,7 +39,6 @@ from envkit.server.models import ResetRequest
 from envkit.server.service import EnvService
 
 __all__ = [
-    "MALFORMED",
     "PROTOCOL_VERSIONS",
     "JsonRpcCode",
     "JsonRpcRequest",
@@ -60,9 +59,6 @@ class JsonRpcCode(int, Enum):
     INVALID_PARAMS = -32602
     INTERNAL_ERROR = -32603
     SERVER_ERROR = -32000
-
-
-MALFORMED = (JsonRpcCode.PARSE_ERROR, JsonRpcCode.INVALID_REQUEST)  # HTTP answers these with 400
 
 
 class JsonRpcRequest(BaseModel):
