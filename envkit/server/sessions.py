@@ -4,7 +4,9 @@ OpenEnv's HTTP routes build a fresh env per call, which cannot play a game; here
 a session and later calls name it. A WebSocket connection holds one session for its lifetime
 (``pinned``: it never expires): its own, or an HTTP session it ``attach``-es to (OpenEnv's
 ``/ws?session_id=``, so that its MCP client's HTTP tool calls and WebSocket resets reach one env).
-Idle sessions are swept whenever a session is opened or used, so no background task is needed.
+Idle sessions are swept when a session is opened or used, at most once per ``sweep_interval``
+(a sweep walks every session; per WebSocket message that would grow with the sessions open), so
+no background task is needed. Between sweeps an expired session is still refused when looked up.
 
 Env calls run in worker threads: ``use`` holds the session's lock for the whole call, so two
 requests on one session never interleave, while other sessions go on in parallel.
@@ -13,6 +15,7 @@ requests on one session never interleave, while other sessions go on in parallel
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 import uuid
@@ -45,6 +48,16 @@ class Session:
 class SessionStore:
     """At most ``max_sessions`` sessions; unpinned ones close after ``idle_timeout`` seconds idle.
 
+    Args:
+        factory: makes the env of a new session.
+        max_sessions: open sessions at most (default 64).
+        idle_timeout: seconds after which an unused, unpinned session closes (None: never;
+            default 600).
+        clock: seconds, for idle time (default ``time.monotonic``; tests pass a fake one).
+        sweep_interval: seconds between two sweeps for idle sessions (default: a tenth of
+            ``idle_timeout``, at most 1 s). A session idle too long is refused when looked up
+            even before the sweep that closes it, and a full store sweeps before refusing.
+
     Example:
         >>> from unittest.mock import Mock
         >>> store = SessionStore(Mock, max_sessions=1)
@@ -65,13 +78,20 @@ class SessionStore:
         max_sessions: int = 64,
         idle_timeout: float | None = 600.0,
         clock: Callable[[], float] = time.monotonic,
+        sweep_interval: float | None = None,
     ) -> None:
         if max_sessions < 1:
             raise ValueError(f"max_sessions must be at least 1, got {max_sessions}")
         if idle_timeout is not None and idle_timeout <= 0:
             raise ValueError(f"idle_timeout must be positive or None, got {idle_timeout}")
+        if sweep_interval is not None and sweep_interval <= 0:
+            raise ValueError(f"sweep_interval must be positive or None, got {sweep_interval}")
         self.factory, self.max_sessions, self.idle_timeout = factory, max_sessions, idle_timeout
         self.clock = clock
+        if sweep_interval is None and idle_timeout is not None:
+            sweep_interval = min(idle_timeout / 10, 1.0)
+        self.sweep_interval = sweep_interval
+        self._next_sweep = -math.inf
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
 
@@ -80,7 +100,9 @@ class SessionStore:
 
     def create(self, *, pinned: bool = False) -> Session:
         """A new session with a fresh env, or ``CapacityError`` when every slot is taken."""
-        self.expire_idle()
+        self._sweep_if_due()
+        if len(self._sessions) >= self.max_sessions:
+            self.expire_idle()  # an expired session must not hold the slot until the next sweep
         with self._lock:
             if len(self._sessions) >= self.max_sessions:
                 raise CapacityError(
@@ -94,10 +116,10 @@ class SessionStore:
 
     def attach(self, session_id: str) -> Session:
         """Pin an open session to one WebSocket until ``detach``; a second one is refused."""
-        self.expire_idle()
+        self._sweep_if_due()
         with self._lock:
             session = self._sessions.get(session_id)
-            if session is None:
+            if session is None or self._expired(session, self.clock()):
                 raise UnknownSessionError(f"no session {session_id} to attach to")
             if session.pinned:
                 raise UnknownSessionError(
@@ -114,7 +136,7 @@ class SessionStore:
     @contextmanager
     def use(self, session_id: str) -> Iterator[Session]:
         """The session, locked for the caller and marked as used."""
-        self.expire_idle()
+        self._sweep_if_due()
         session = self._sessions.get(session_id)
         if session is None:
             raise UnknownSessionError(
@@ -124,7 +146,14 @@ class SessionStore:
         with session.lock:
             if session.closed:
                 raise UnknownSessionError(f"session {session_id} was closed")
-            session.last_used = self.clock()
+            now = self.clock()
+            if self._expired(session, now):  # idle too long, not swept yet: it is gone now
+                self._expire(session)
+                raise UnknownSessionError(
+                    f"session {session_id} expired after idling for over {self.idle_timeout:g} s; "
+                    "POST /reset opens a new one"
+                )
+            session.last_used = now
             try:
                 yield session
             finally:
@@ -152,12 +181,12 @@ class SessionStore:
         """Close the unpinned sessions idle for longer than ``idle_timeout``; their ids."""
         if self.idle_timeout is None:
             return []
-        deadline = self.clock() - self.idle_timeout
+        now = self.clock()
         expired = []
         with self._lock:
             for session in list(self._sessions.values()):
                 # A session in use is not idle: skip it rather than wait for its lock.
-                if session.pinned or session.last_used > deadline:
+                if not self._expired(session, now):
                     continue
                 if session.lock.acquire(blocking=False):
                     del self._sessions[session.id]
@@ -166,6 +195,28 @@ class SessionStore:
             self._shut(session)
             session.lock.release()
         return [session.id for session in expired]
+
+    def _sweep_if_due(self) -> None:
+        if self.sweep_interval is None:
+            return
+        now = self.clock()
+        if now >= self._next_sweep:
+            self._next_sweep = now + self.sweep_interval
+            self.expire_idle()
+
+    def _expired(self, session: Session, now: float) -> bool:
+        return (
+            self.idle_timeout is not None
+            and not session.pinned
+            and session.last_used <= now - self.idle_timeout
+        )
+
+    def _expire(self, session: Session) -> None:
+        """Close ``session``, whose lock the caller holds, as a sweep would have."""
+        with self._lock:
+            if self._sessions.get(session.id) is session:
+                del self._sessions[session.id]
+        self._shut(session)
 
     @staticmethod
     def _shut(session: Session) -> None:

@@ -179,6 +179,41 @@ def test_only_idle_unpinned_sessions_expire() -> None:
     assert store.expire_idle() == [busy.id] and len(store) == 1
 
 
+def test_idle_sweeps_run_at_most_once_per_sweep_interval() -> None:
+    now = [0.0]
+    store = SessionStore(Counter, idle_timeout=10, clock=lambda: now[0])
+    assert store.sweep_interval == 1.0  # a tenth of the timeout, at most 1 s
+    idle = store.create()  # swept at 0
+    now[0] = 9.5
+    busy = store.create()  # swept at 9.5: idle is not idle enough yet
+    now[0] = 10.2
+    with store.use(busy.id):  # no sweep before 10.5: idle, though expired, is still held
+        pass
+    assert not idle.closed and len(store) == 2
+    with pytest.raises(UnknownSessionError, match="expired after idling"), store.use(idle.id):
+        pass  # but looking it up refuses it, and closes it
+    assert idle.closed and len(store) == 1
+    now[0] = 15.0
+    late = store.create()
+    now[0] = 20.3  # busy was last used at 10.2
+    with store.use(late.id):  # a sweep is due: busy goes, though nobody looked it up
+        assert busy.closed and len(store) == 1
+
+
+def test_a_full_store_sweeps_before_refusing_and_attach_refuses_expired_sessions() -> None:
+    now = [0.0]
+    store = SessionStore(
+        Counter, max_sessions=2, idle_timeout=10, sweep_interval=100, clock=lambda: now[0]
+    )
+    first, second = store.create(), store.create()
+    now[0] = 11.0  # both expired, the next sweep due at 100
+    with pytest.raises(UnknownSessionError, match="no session"):
+        store.attach(second.id)
+    assert not second.pinned
+    store.create()  # full: it sweeps instead of refusing
+    assert first.closed and second.closed and len(store) == 1
+
+
 def test_a_session_closed_while_a_call_waits_is_unknown_to_it() -> None:
     store = SessionStore(Counter)
     session = store.create()
@@ -198,3 +233,5 @@ def test_store_settings_are_checked() -> None:
         SessionStore(Counter, max_sessions=0)
     with pytest.raises(ValueError, match="idle_timeout"):
         SessionStore(Counter, idle_timeout=0)
+    with pytest.raises(ValueError, match="sweep_interval"):
+        SessionStore(Counter, sweep_interval=-1)
