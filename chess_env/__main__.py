@@ -4,12 +4,17 @@ OpenEnv server (``serve``)."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from chess_env.demo import main as demo_main
 from chess_env.evaluation import COLOR_SCHEDULES, EvaluationReport
 from chess_env.opponents import OPPONENT_NAMES
+
+Number = TypeVar("Number", int, float)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -115,6 +120,20 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         help="requests and WebSocket messages per minute and client IP (default: 100; 0: none)",
     )
     serve.add_argument(
+        "--max-sessions",
+        type=_positive(int),
+        default=64,
+        help="env sessions open at once, HTTP and WebSocket (default: 64)",
+    )
+    serve.add_argument(
+        "--idle-timeout",
+        type=_positive(float),
+        default=None,
+        metavar="SECONDS",
+        help="close HTTP sessions, and service games, idle this long "
+        "(default: 600 for sessions, 1800 for games)",
+    )
+    serve.add_argument(
         "--service",
         action="store_true",
         help="also serve the multi-game chess service under /service (games, spectators)",
@@ -126,26 +145,65 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         help="append finished and evicted service games to DIR/games.jsonl and games.pgn "
         "(implies --service)",
     )
-    serve.add_argument("--max-games", type=int, default=100, help="service games held at once")
-    serve.set_defaults(run=_serve)
+    serve.add_argument(
+        "--max-games",
+        type=_positive(int),
+        default=None,
+        help="service games held at once; the least recently updated go first (default: 100)",
+    )
+    serve.add_argument(
+        "--cleanup-interval",
+        type=_positive(float),
+        default=None,
+        metavar="SECONDS",
+        help="seconds between two sweeps of the service for idle games (default: 60)",
+    )
+    # Usage errors found after parsing name the serve command, as argparse's own do.
+    serve.set_defaults(run=lambda args, _: _serve(args, serve))
+
+
+def _positive(kind: Callable[[str], Number]) -> Callable[[str], Number]:
+    """An argparse type: a finite number above 0, else a usage error naming the value."""
+
+    def parse(text: str) -> Number:
+        try:
+            value = kind(text)
+        except ValueError:
+            number = "whole number" if kind is int else "number"
+            raise argparse.ArgumentTypeError(f"not a {number}: {text!r}") from None
+        if not 0 < value < math.inf:
+            raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+        return value
+
+    return parse
 
 
 def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    if args.rate_limit < 0:
+        parser.error("--rate-limit must be 0 (no limit) or more")
+    service = args.service or args.archive is not None
+    for flag in ("max_games", "cleanup_interval"):
+        if getattr(args, flag) is not None and not service:
+            parser.error(f"--{flag.replace('_', '-')} is a setting of --service (or --archive)")
     try:
         from chess_env.server import serve
     except ImportError as error:  # the server extra is not installed
-        parser.exit(1, f"{parser.prog} serve: error: {error}; pip install 'polyarena[server]'\n")
-    if args.rate_limit < 0:
-        parser.error("--rate-limit must be 0 (no limit) or more")
-    serve(
-        args.host,
-        args.port,
-        token=args.token or os.environ.get("POLYARENA_TOKEN") or None,
-        rate_limit=args.rate_limit or None,
-        service=args.service,
-        archive_dir=args.archive,
-        max_games=args.max_games,
-    )
+        parser.exit(1, f"{parser.prog}: error: {error}; pip install 'polyarena[server]'\n")
+    settings: dict[str, Any] = {
+        "token": args.token or os.environ.get("POLYARENA_TOKEN") or None,
+        "rate_limit": args.rate_limit or None,
+        "max_sessions": args.max_sessions,
+        "service": service,
+        "archive_dir": args.archive,
+    }
+    optional = {  # unset: create_chess_app's defaults
+        "idle_timeout": args.idle_timeout,
+        "game_idle_timeout": args.idle_timeout,
+        "max_games": args.max_games,
+        "cleanup_interval": args.cleanup_interval,
+    }
+    settings.update((name, value) for name, value in optional.items() if value is not None)
+    serve(args.host, args.port, **settings)
 
 
 def _print_report(report: EvaluationReport) -> None:

@@ -1,7 +1,8 @@
 """``ChessEnv`` as an OpenEnv server: ``ChessAdapter``, ``create_chess_app`` and ``serve``.
 
-``python -m chess_env serve [--host 127.0.0.1] [--port 8000]`` runs it. The agent plays one side
-against the opponent chosen at reset::
+``python -m chess_env serve [--host 127.0.0.1] [--port 8000]`` runs it (``--help`` lists the
+rest: token, rate limit, sessions and their idle timeout, the game service and its limits).
+The agent plays one side against the opponent chosen at reset::
 
     POST /reset {"opponent": "greedy", "agent_color": "black", "seed": 1, "include_tensor": true}
     POST /step  {"action": {"move": "Nf6"}, "session_id": "..."}   (or {"action": {"action": 2421}})
@@ -294,6 +295,8 @@ def create_chess_app(
     service: bool = False,
     archive_dir: str | os.PathLike[str] | None = None,
     max_games: int = 100,
+    game_idle_timeout: float = 1800.0,
+    cleanup_interval: float = 60.0,
     **settings: Any,
 ) -> FastAPI:
     """The chess server app; ``settings`` go to ``envkit.server.create_app`` (``max_sessions``,
@@ -302,12 +305,16 @@ def create_chess_app(
     With ``service`` (or an ``archive_dir``), the multi-game chess service
     (``chess_env.service``) is mounted under ``/service``: ``/service/games`` and spectators on
     ``/service/games/{id}/events``. At shutdown it stops its players and flushes the archive.
+    Its settings: ``max_games`` held at once, ``game_idle_timeout`` seconds a game may idle, and
+    ``cleanup_interval`` seconds between two sweeps for idle games.
     """
     if not (service or archive_dir is not None):
         return create_app(ChessAdapter, **settings)
+    from chess_env.game_store import StateManager
     from chess_env.service import create_chess_service_app
 
-    games = create_chess_service_app(archive_dir=archive_dir, max_games=max_games)
+    manager = StateManager(max_games, idle_timeout=game_idle_timeout, archive_dir=archive_dir)
+    games = create_chess_service_app(state_manager=manager, cleanup_interval=cleanup_interval)
     # A mounted app's lifespan does not run: the parent closes the service instead.
     app = create_app(ChessAdapter, on_shutdown=games.state.chess_service.close, **settings)
     app.mount(SERVICE_PATH, games)

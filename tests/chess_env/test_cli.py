@@ -1,12 +1,21 @@
-"""``python -m chess_env``: the demo a new user runs first."""
+"""``python -m chess_env``: the demo a new user runs first, and the flags of ``serve``."""
 
 from __future__ import annotations
 
 import io
 import subprocess
 import sys
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+from unittest.mock import Mock
 
 import chess.pgn
+import pytest
+
+from chess_env.__main__ import main
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 
 def run(*args: str) -> str:
@@ -37,3 +46,78 @@ def test_no_arguments_means_demo_and_bad_names_are_rejected() -> None:
         text=True,
     )
     assert bad.returncode == 2 and "invalid choice: 'magnus'" in bad.stderr
+
+
+# -- python -m chess_env serve ------------------------------------------------------------------
+
+
+def serve_app(monkeypatch: pytest.MonkeyPatch, *argv: str) -> FastAPI:
+    """The app ``python -m chess_env serve ...`` would run, without running it."""
+    pytest.importorskip("fastapi")  # the server extra
+    import chess_env.server  # serve() calls the make_server it imported
+
+    served: list[FastAPI] = []
+
+    def make_server(app: FastAPI, **_: Any) -> Mock:
+        served.append(app)
+        return Mock()
+
+    monkeypatch.setattr(chess_env.server, "make_server", make_server)
+    main(["serve", *argv])
+    return served[0]
+
+
+def game_service(app: FastAPI) -> Any:
+    mounted = next(route.app for route in app.routes if getattr(route, "path", "") == "/service")
+    return mounted.state.chess_service
+
+
+def test_serve_passes_session_and_game_settings_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    argv = ["--max-sessions", "3", "--idle-timeout", "90", "--service"]
+    app = serve_app(monkeypatch, *argv, "--max-games", "5", "--cleanup-interval", "2.5")
+    store = app.state.env_service.store
+    assert (store.max_sessions, store.idle_timeout) == (3, 90.0)
+    service = game_service(app)
+    assert service.cleanup_interval == 2.5
+    assert service.games.max_games == 5
+    assert service.games.idle_timeout == timedelta(seconds=90)
+
+
+def test_serve_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    app = serve_app(monkeypatch)
+    store = app.state.env_service.store
+    assert (store.max_sessions, store.idle_timeout) == (64, 600.0)
+    assert not any(getattr(route, "path", "") == "/service" for route in app.routes)
+    service = game_service(serve_app(monkeypatch, "--service"))
+    assert service.cleanup_interval == 60.0
+    assert (service.games.max_games, service.games.idle_timeout) == (100, timedelta(minutes=30))
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--idle-timeout", "0"], "argument --idle-timeout: must be a positive number, got '0'"),
+        (["--idle-timeout", "-5"], "argument --idle-timeout: must be a positive number, got '-5'"),
+        (["--idle-timeout", "soon"], "argument --idle-timeout: not a number: 'soon'"),
+        (
+            ["--service", "--cleanup-interval", "inf"],
+            "argument --cleanup-interval: must be a positive number, got 'inf'",
+        ),
+        (
+            ["--service", "--cleanup-interval", "nan"],
+            "argument --cleanup-interval: must be a positive number, got 'nan'",
+        ),
+        (["--max-sessions", "0"], "argument --max-sessions: must be a positive number"),
+        (["--service", "--max-games", "2.5"], "argument --max-games: not a whole number: '2.5'"),
+        (["--max-games", "5"], "--max-games is a setting of --service (or --archive)"),
+        (["--cleanup-interval", "5"], "--cleanup-interval is a setting of --service"),
+        (["--rate-limit", "-1"], "--rate-limit must be 0 (no limit) or more"),
+    ],
+)
+def test_serve_refuses_bad_settings_with_a_usage_error(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", *argv])
+    assert exited.value.code == 2
+    assert f"python -m chess_env serve: error: {message}" in capsys.readouterr().err
