@@ -1,8 +1,9 @@
 """A world as an OpenEnv server: ``WorldAdapter``, ``create_world_app`` and ``serve``.
 
-``python -m multiagent serve --world trade [--host 127.0.0.1] [--port 8000]`` runs it. A session
-plays ONE agent's seat, chosen at reset; the other agents act by their policies ("random": a
-sample of their action space, seeded from the reset seed)::
+``python -m multiagent serve --world trade [--host 127.0.0.1] [--port 8000]`` runs it (``--help``
+lists the rest: token, rate limit, sessions and their idle timeout, as ``python -m chess_env``).
+A session plays ONE agent's seat, chosen at reset; the other agents act by their policies
+("random": a sample of their action space, seeded from the reset seed)::
 
     POST /reset {"agent": "Trader_1", "seed": 3, "policies": {"Trader_2": "random"}}
     POST /step  {"action": {"verb": "buy", "good": "food", "target_town": "Farmstead",
@@ -305,6 +306,11 @@ def create_world_app(world: str | Path | SimulationConfig, **settings: Any) -> F
     return create_app(partial(WorldAdapter, as_config(world)), **settings)
 
 
-def serve(world: str | Path | SimulationConfig, host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Run the world's server with uvicorn until interrupted."""
-    make_server(create_world_app(world), host=host, port=port).run()
+def serve(
+    world: str | Path | SimulationConfig,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    **settings: Any,
+) -> None:
+    """Run the world's server with uvicorn until interrupted (``settings`` as ``create_app``)."""
+    make_server(create_world_app(world, **settings), host=host, port=port).run()
