@@ -19,10 +19,9 @@ from fastapi.testclient import TestClient
 from starlette.testclient import WebSocketTestSession
 from starlette.websockets import WebSocketDisconnect
 
-from chess_env import service as service_module
 from chess_env.errors import StockfishNotFoundError
 from chess_env.game import Game
-from chess_env.service import create_chess_service_app
+from chess_env.service import create_chess_service_app, seats
 
 REMOTE = {"kind": "remote", "name": "Client"}
 RANDOM = {"kind": "random", "name": "Randy", "seed": 7}
@@ -300,7 +299,7 @@ def test_engine_missing_is_503(client: TestClient, monkeypatch: pytest.MonkeyPat
     def no_engine(depth: int = 1) -> None:
         raise StockfishNotFoundError("no Stockfish binary found on PATH")
 
-    monkeypatch.setattr(service_module, "StockfishOpponent", no_engine)
+    monkeypatch.setattr(seats, "StockfishOpponent", no_engine)
     response = client.post(
         "/games", json={"white": {"kind": "engine", "name": "SF"}, "black": REMOTE}
     )
@@ -383,12 +382,12 @@ def test_archive_dir_conflicts_with_a_given_state_manager(tmp_path: Path) -> Non
 def test_a_server_agent_that_thinks_too_long_loses_on_time(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    class Slow(service_module.RandomOpponent):
+    class Slow(seats.RandomOpponent):
         def choose_move(self, board: chess.Board, legal_moves: Any) -> chess.Move:
             time.sleep(0.5)
             return super().choose_move(board, legal_moves)
 
-    monkeypatch.setattr(service_module, "RandomOpponent", Slow)
+    monkeypatch.setattr(seats, "RandomOpponent", Slow)
     game_id = create(client, REMOTE, {**RANDOM, "timeout_seconds": 0.05})["game_id"]
     started = time.monotonic()
     game = move(client, game_id, "e4").json()

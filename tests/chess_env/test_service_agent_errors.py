@@ -22,10 +22,9 @@ from fastapi.testclient import TestClient
 from starlette.testclient import WebSocketTestSession
 from starlette.websockets import WebSocketDisconnect
 
-from chess_env import service as service_module
 from chess_env.game import Game, validate_game_state
 from chess_env.opponents import RandomOpponent, StockfishOpponent
-from chess_env.service import create_chess_service_app
+from chess_env.service import create_chess_service_app, seats
 
 REMOTE = {"kind": "remote", "name": "Client"}
 BAD = {"kind": "random", "name": "Faulty"}  # "random" agents are replaced by the faulty ones
@@ -54,7 +53,7 @@ class Faulty(RandomOpponent):
 @pytest.fixture
 def client(monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
     Faulty.closed = []
-    monkeypatch.setattr(service_module, "RandomOpponent", Faulty)
+    monkeypatch.setattr(seats, "RandomOpponent", Faulty)
     with TestClient(create_chess_service_app()) as client:
         yield client
 
@@ -168,7 +167,7 @@ def test_an_engine_process_that_dies_resigns_for_its_side(
     engine.write_text(f"#!{sys.executable}\n{FAKE_ENGINE}")
     engine.chmod(0o755)
     monkeypatch.setattr(
-        service_module, "StockfishOpponent", lambda depth: StockfishOpponent(depth, path=engine)
+        seats, "StockfishOpponent", lambda depth: StockfishOpponent(depth, path=engine)
     )
     with TestClient(create_chess_service_app()) as client:
         game_id = create(client, REMOTE, {"kind": "engine", "name": "SF"})["game_id"]

@@ -15,11 +15,11 @@ import pytest
 from fastapi.testclient import TestClient
 from starlette.testclient import WebSocketTestSession
 
-from chess_env import service as service_module
 from chess_env.game import AgentConfig, Game, validate_game_state
 from chess_env.game_store import StateManager
 from chess_env.rules import ChessGame
 from chess_env.service import create_chess_service_app
+from chess_env.service import frames as service_frames
 
 FRAME_LIMIT = 64 * 1024
 LONG = 320  # plies: four history frames
@@ -122,7 +122,7 @@ def test_the_largest_agent_texts_still_fit_one_snapshot_frame() -> None:
 def test_a_pgn_too_large_for_a_frame_is_left_to_the_pgn_route(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(service_module, "MAX_FRAME_PGN", 10)
+    monkeypatch.setattr(service_frames, "MAX_FRAME_PGN", 10)
     remote = {"kind": "remote", "name": "R"}
     with TestClient(create_chess_service_app()) as client:
         game_id = client.post("/games", json={"white": remote, "black": remote}).json()["game_id"]

@@ -16,11 +16,11 @@ from fastapi.testclient import TestClient
 from starlette.testclient import WebSocketTestSession
 from starlette.websockets import WebSocketDisconnect
 
-from chess_env import service as service_module
 from chess_env.game import Game
 from chess_env.game_store import StateManager
 from chess_env.opponents import RandomOpponent
-from chess_env.service import ChessService, create_chess_service_app
+from chess_env.service import ChessService, create_chess_service_app, seats
+from chess_env.service.frames import HISTORY_PAGE
 
 REMOTE = {"kind": "remote", "name": "Client"}
 RANDOM = {"kind": "random", "name": "Randy", "seed": 7}
@@ -51,7 +51,7 @@ class Recorded(RandomOpponent):
 @pytest.fixture(autouse=True)
 def recorded(monkeypatch: pytest.MonkeyPatch) -> None:
     Recorded.closed = []
-    monkeypatch.setattr(service_module, "RandomOpponent", Recorded)
+    monkeypatch.setattr(seats, "RandomOpponent", Recorded)
 
 
 def create(client: TestClient, white: dict[str, Any], black: dict[str, Any]) -> str:
@@ -78,7 +78,7 @@ def watch(ws: WebSocketTestSession) -> None:
     """Read the snapshot (and history) frames: the server counts a spectator before sending."""
     snapshot = ws.receive_json()
     assert snapshot["type"] == "snapshot"
-    for _ in range(0, snapshot["data"]["ply"], service_module.HISTORY_PAGE):
+    for _ in range(0, snapshot["data"]["ply"], HISTORY_PAGE):
         assert ws.receive_json()["type"] == "history"
 
 

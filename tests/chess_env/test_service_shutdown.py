@@ -17,10 +17,10 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from chess_env import service as service_module
 from chess_env.game import Game, validate_game_state
 from chess_env.opponents import RandomOpponent
 from chess_env.server import create_chess_app
+from chess_env.service import seats
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 from live_server import live_server
@@ -42,7 +42,7 @@ def test_shutdown_finishes_the_move_in_flight_then_flushes_the_archive(
             assert release.wait(30), "the test never released the agent"
             return super().choose_move(board, legal_moves)
 
-    monkeypatch.setattr(service_module, "RandomOpponent", Slow)
+    monkeypatch.setattr(seats, "RandomOpponent", Slow)
     replies: list[httpx.Response] = []
     with live_server(create_chess_app(service=True, archive_dir=tmp_path)) as (server, address):
         base = f"http://{address}/service"

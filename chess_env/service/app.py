@@ -1,0 +1,82 @@
+"""The chess service as an app: its routers as one ``router``, and ``create_chess_service_app``.
+
+Errors are ``{"detail", "code", "reason"?}`` as in ``envkit.server``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+
+from chess_env.game_store import StateManager
+from chess_env.service.core import ChessService
+from chess_env.service.events import events_router
+from chess_env.service.games import games_router
+from chess_env.service.moves import moves_router
+from envkit.server.errors import ServiceError, error_payload
+from envkit.server.limits import BodySizeLimit, Limits
+from envkit.server.models import ErrorResponse
+
+__all__ = ["create_chess_service_app", "router"]
+
+router = APIRouter()
+for _module_router in (games_router, moves_router, events_router):
+    router.include_router(_module_router)
+
+
+def create_chess_service_app(
+    state_manager: StateManager | None = None,
+    *,
+    archive_dir: str | os.PathLike[str] | None = None,
+    max_games: int = 100,
+    cleanup_interval: float = 60.0,
+) -> FastAPI:
+    """The chess service as an app; ``ChessService.close()`` (which closes ``state_manager``,
+    archiving its games) runs when the app shuts down.
+
+    Args:
+        state_manager: where the games live; default a new ``StateManager(max_games,
+            archive_dir=archive_dir)`` (``archive_dir`` and ``max_games`` are for that one only).
+        archive_dir: where finished, evicted and (at shutdown) unfinished games are appended.
+        max_games: games held at once; the least recently updated (finished ones first) go.
+        cleanup_interval: seconds between two sweeps for idle games (default 60); the idle
+            time itself is the state manager's ``idle_timeout``.
+    """
+    if state_manager is not None and archive_dir is not None:
+        raise ValueError("archive_dir is for the default StateManager; set it on yours instead")
+    if state_manager is None:
+        state_manager = StateManager(max_games=max_games, archive_dir=archive_dir)
+    service = ChessService(state_manager, cleanup_interval=cleanup_interval)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await service.close()
+
+    app = FastAPI(
+        title="Chess service",
+        description="Many chess games between engines, simple agents and remote clients.",
+        version="1.0.0",
+        lifespan=lifespan,
+        responses={422: {"model": ErrorResponse, "description": "Malformed or illegal input"}},
+    )
+    app.state.chess_service = service
+    # As envkit.server's apps have: envkit.server.make_server reads the WebSocket frame limit.
+    app.state.limits = Limits()
+    app.add_middleware(BodySizeLimit, max_bytes=app.state.limits.max_body_bytes)
+    for handled in (ServiceError, ValidationError, RequestValidationError):
+        app.add_exception_handler(handled, _error_response)
+    app.include_router(router)
+    return app
+
+
+async def _error_response(request: Request, error: Exception) -> JSONResponse:
+    """Refused requests as ``{"detail", "code", "reason"?}``, as ``envkit.server`` sends them."""
+    status, body = error_payload(error)
+    return JSONResponse({"detail": body.pop("message"), **body}, status_code=status)

@@ -1,0 +1,75 @@
+"""The games router: create, list, read (record, session, PGN) and resign.
+
+- ``POST /games``, ``GET /games[?status=]``, ``GET /games/{id}``, ``GET /games/{id}/session``,
+  ``GET /games/{id}/pgn``, ``POST /games/{id}/resign``
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from fastapi.responses import PlainTextResponse
+
+from chess_env.game import Game, GameSession, GameStatus
+from chess_env.service.dependencies import NOT_FOUND, NOT_NOW, Service
+from chess_env.service.models import CreateGameRequest, GameSummary, ResignRequest
+from envkit.server.models import ErrorResponse
+
+__all__ = ["games_router"]
+
+games_router = APIRouter(tags=["Games"])
+
+
+@games_router.post(
+    "/games",
+    status_code=201,
+    response_model=Game,
+    responses={503: {"model": ErrorResponse, "description": "Stockfish is not installed"}},
+    summary="Start a game between two agents",
+)
+async def create_game(request: CreateGameRequest, service: Service) -> Game:
+    return await service.create(request)
+
+
+@games_router.get("/games", response_model=list[GameSummary], summary="The games in memory")
+def list_games(
+    service: Service,
+    status: Annotated[GameStatus | None, Query(description="Only games with this status")] = None,
+) -> list[GameSummary]:
+    return service.summaries(status)
+
+
+@games_router.get("/games/{game_id}", response_model=Game, responses=NOT_FOUND, summary="One game")
+def get_game(game_id: str, service: Service) -> Game:
+    return service.get(game_id)
+
+
+@games_router.get(
+    "/games/{game_id}/session",
+    response_model=GameSession,
+    responses=NOT_FOUND,
+    summary="The game's session: spectators, activity, live or not",
+)
+def game_session(game_id: str, service: Service) -> GameSession:
+    return service.session(game_id)
+
+
+@games_router.get(
+    "/games/{game_id}/pgn",
+    response_class=PlainTextResponse,
+    responses={**NOT_FOUND, 200: {"content": {"text/plain": {}}, "description": "The PGN"}},
+    summary="The game in PGN",
+)
+def game_pgn(game_id: str, service: Service) -> str:
+    return service.get(game_id).to_pgn()
+
+
+@games_router.post(
+    "/games/{game_id}/resign",
+    response_model=Game,
+    responses={**NOT_FOUND, **NOT_NOW},
+    summary="One side resigns",
+)
+async def resign(game_id: str, request: ResignRequest, service: Service) -> Game:
+    return await service.resign(game_id, request.color)
