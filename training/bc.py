@@ -26,7 +26,7 @@ from training.config import BCConfig, PPOConfig
 from training.dto import ArtifactsDTO, BCEpochDTO, BCTrainingResultDTO, EvaluationResultDTO
 from training.envs import env_factory, has_action_masks, make_vec
 from training.evaluation import evaluate
-from training.models import build_model
+from training.models import SMALL_NET_THREADS, build_model
 
 __all__ = ["bc_model", "train_bc"]
 
@@ -144,6 +144,7 @@ def train_bc(
     """
     config = BCConfig.model_validate({**(config or BCConfig()).model_dump(), **overrides})
     torch.manual_seed(config.seed)
+    torch.set_num_threads(config.threads)
     dataset = dataset if dataset is not None else _load_or_generate(config)
     model = model if model is not None else bc_model(config)
     policy = model.policy
@@ -183,6 +184,7 @@ def train_bc(
     policy.load_state_dict(best_state)
     policy.set_training_mode(False)
     duration = time.perf_counter() - start
+    torch.set_num_threads(SMALL_NET_THREADS)  # the evaluation's one-board forward passes
     artifacts, evaluation = _finish(config, model, dataset)
     best = history[best_epoch - 1]
     result = BCTrainingResultDTO(

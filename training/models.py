@@ -16,7 +16,7 @@ import torch
 from training.config import PPOConfig
 from training.policies import ChessCnnMaskablePolicy, ChessCnnPolicy, is_chess_board_space
 
-__all__ = ["algorithm_name", "build_model", "load_model", "policy_for"]
+__all__ = ["SMALL_NET_THREADS", "algorithm_name", "build_model", "load_model", "policy_for"]
 
 SMALL_NET_THREADS = 1  # small networks train 4x faster on one thread here than on two
 
