@@ -95,14 +95,16 @@ def plot_learning_curve(
     figure.suptitle(title)
     _draw_returns(returns_axes, episode_points, window)
     _draw_evaluations(eval_axes, eval_points, eval_label)
-    for timesteps, label in stages:
+    for index, (timesteps, label) in enumerate(stages):
         for axes in (returns_axes, eval_axes):
             axes.axvline(timesteps, color="grey", linestyle="--", linewidth=1)
+        # A BC stage takes no timesteps: its marker shares the next stage's, so labels step down.
+        shared = sum(1 for earlier, _ in stages[:index] if earlier == timesteps)
         returns_axes.annotate(
             label,
             (timesteps, 1.0),
             xycoords=("data", "axes fraction"),
-            xytext=(3, -12),
+            xytext=(3, -12 - 11 * shared),
             textcoords="offset points",
             fontsize=8,
             color="grey",
