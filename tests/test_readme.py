@@ -18,3 +18,6 @@ def test_readme_python_examples_run() -> None:
     assert namespace["result"].ok  # type: ignore[attr-defined]
     assert namespace["report"].stats.games_played == 2  # type: ignore[attr-defined]
     assert namespace["rewards"]  # the world example stepped every agent
+    trained = namespace["trained"]
+    assert (trained.algorithm, trained.updates, trained.evaluation.games) == ("MaskablePPO", 8, 2)  # type: ignore[attr-defined]
+    assert namespace["match"].wins == 4  # type: ignore[attr-defined]  # greedy mates random
