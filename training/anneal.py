@@ -1,9 +1,10 @@
-"""``anneal``: behaviour cloning, then PPO, stage by stage, each checked before the next.
+"""``anneal``: behaviour cloning, then DAgger rounds and PPO, each stage checked before the next.
 
 - A BC stage passes when its validation accuracy reaches ``bc_accuracy_threshold``; otherwise
   the run stops there with status FAIL (PPO from a policy that never learned the expert's moves
   is what the anneal exists to avoid).
-- A PPO stage is compared with the stage before it, on the same seeded evaluation: a score drop
+- A DAgger stage (``training.dagger``) or a PPO stage is compared with the stage before it, on
+  the same seeded evaluation: a score drop
   larger than ``score_tolerance`` flags ``score_drop``, and, between two PPO stages, a relative
   rise of ``loss_total`` beyond ``loss_tolerance`` flags ``loss_rise`` (a BC loss is an NLL, not
   comparable with PPO's). A flagged stage sets the status to HOLD and, with ``rollback=True``,
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from training.bc import bc_model, train_bc
-from training.config import AnnealConfig
+from training.config import AnnealConfig, BCConfig
 from training.curves import EpisodePoint, EvalPoint, plot_learning_curve
 from training.dto import (
     AnnealStageResultDTO,
@@ -145,44 +146,136 @@ def _save(config: AnnealConfig, run: Path, model: Any, curve: _Curve) -> Artifac
     return ArtifactsDTO(**paths)
 
 
+@dataclass
+class _State:
+    """What the stages hand on: the model, the BC data, DAgger's aggregate, the last result."""
+
+    model: Any = None
+    dataset: Any = None
+    aggregate: Any = None
+    previous: BCTrainingResultDTO | PPOTrainingResultDTO | None = None
+
+
 def _run_stages(
     config: AnnealConfig, run: Path, curve: _Curve
 ) -> tuple[list[AnnealStageResultDTO], Any, AnnealStatus]:
     """The stages in order, the model kept at the end, and FAIL if a BC stage stopped the run."""
     stages: list[AnnealStageResultDTO] = []
-    model: Any = None
-    previous: BCTrainingResultDTO | PPOTrainingResultDTO | None = None
-    dataset: Any = None
+    state = _State()
     for cycle, mode in enumerate(config.schedule):
         folder = run / f"stage-{cycle}-{mode}"
         curve.mark(cycle, mode)
         if mode == "bc":
-            bc_config = config.bc.model_copy(
-                update={
-                    "out_dir": str(folder),
-                    "eval_opponent": config.eval_opponent,
-                    "eval_games": config.eval_games,
-                    "seed": config.seed,
-                }
-            )
-            model = model if model is not None else bc_model(bc_config)
-            if dataset is None:
-                dataset = _dataset(bc_config)
-            result: BCTrainingResultDTO | PPOTrainingResultDTO = train_bc(
-                bc_config, dataset=dataset, model=model
-            )
+            result: BCTrainingResultDTO | PPOTrainingResultDTO = _bc(config, folder, state)
             stage = _bc_stage(cycle, result, config.bc_accuracy_threshold)
-            stages.append(stage)
             curve.add_evaluation(result.evaluation)
-            if not stage.passed:
-                return stages, model, "FAIL"
         else:
-            result, model, stage = _ppo_stage(config, cycle, folder, model, previous, curve)
-            stages.append(stage)
-            if stage.rolled_back:
-                continue  # the next stage compares with the model it starts from
-        previous = result
-    return stages, model, "PASS"
+            result, stage = _judged_stage(config, cycle, folder, state, curve)
+        stages.append(stage)
+        if mode == "bc" and not stage.passed:
+            return stages, state.model, "FAIL"
+        if not stage.rolled_back:  # after a rollback, the next stage compares with the model
+            state.previous = result  # it starts from, which the previous result describes
+    return stages, state.model, "PASS"
+
+
+def _stage_bc_config(config: AnnealConfig, folder: Path) -> BCConfig:
+    return config.bc.model_copy(
+        update={
+            "out_dir": str(folder),
+            "eval_opponent": config.eval_opponent,
+            "eval_games": config.eval_games,
+            "seed": config.seed,
+        }
+    )
+
+
+def _bc(config: AnnealConfig, folder: Path, state: _State) -> BCTrainingResultDTO:
+    bc_config = _stage_bc_config(config, folder)
+    if state.model is None:
+        state.model = bc_model(bc_config)
+    if state.dataset is None:
+        state.dataset = _dataset(bc_config)
+    return train_bc(bc_config, dataset=state.dataset, model=state.model)
+
+
+def _judged_stage(
+    config: AnnealConfig, cycle: int, folder: Path, state: _State, curve: _Curve
+) -> tuple[BCTrainingResultDTO | PPOTrainingResultDTO, AnnealStageResultDTO]:
+    """A DAgger or PPO stage from the current model (saved first, so a rollback can reload it),
+    judged against the stage before it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    start_model = None
+    if state.model is not None:
+        start_model = folder / "start.zip"
+        state.model.save(start_model)
+    mode = config.schedule[cycle]
+    if mode == "ppo":
+        result: BCTrainingResultDTO | PPOTrainingResultDTO = _ppo(config, folder, state, curve)
+        metrics = {
+            "score": _score(result),
+            "loss_total": result.loss_total,  # type: ignore[union-attr]
+            "mean_episode_reward": result.mean_episode_reward,  # type: ignore[union-attr]
+            "approx_kl": result.approx_kl,  # type: ignore[union-attr]
+        }
+    else:
+        result = _dagger(config, cycle, folder, state)
+        curve.add_evaluation(result.evaluation)
+        metrics = {
+            "score": _score(result),
+            "val_accuracy": result.val_accuracy,
+            "positions": float(len(state.aggregate)),
+        }
+    flags = _flags(config, result, state.previous)
+    rolled_back = bool(flags) and config.rollback and start_model is not None
+    if rolled_back:
+        state.model = load_model(str(start_model), device=config.ppo.device)
+    stage = AnnealStageResultDTO(
+        cycle=cycle,
+        mode=mode,
+        metrics=metrics,
+        threshold=config.score_tolerance,
+        passed=not flags,
+        flags=flags,
+        rolled_back=rolled_back,
+        result=result,
+    )
+    return result, stage
+
+
+def _dagger(config: AnnealConfig, cycle: int, folder: Path, state: _State) -> BCTrainingResultDTO:
+    from training.dagger import dagger_round
+
+    bc_config = _stage_bc_config(config, folder)
+    if state.model is None:
+        state.model = bc_model(bc_config)
+    result, state.aggregate = dagger_round(
+        state.model,
+        config.dagger,
+        bc_config,
+        base=state.dataset,
+        aggregate=state.aggregate,
+        seed=config.seed + 1000 * (cycle + 1),  # each round reaches new positions
+    )
+    return result
+
+
+def _ppo(config: AnnealConfig, folder: Path, state: _State, curve: _Curve) -> PPOTrainingResultDTO:
+    from training.ppo import ppo_config, run_ppo
+
+    start = folder / "start.zip"
+    stage_config = ppo_config(
+        config=config.ppo,
+        init_model=str(start) if start.exists() else None,
+        out_dir=str(folder),
+        eval_opponent=config.eval_opponent,
+        eval_games=config.eval_games,
+        seed=config.seed,
+    )
+    ppo_run = run_ppo(stage_config)
+    curve.add_run(ppo_run)
+    state.model = ppo_run.model
+    return ppo_run.result
 
 
 def _dataset(bc_config: Any) -> Any:
@@ -219,61 +312,12 @@ def _bc_stage(cycle: int, result: BCTrainingResultDTO, threshold: float) -> Anne
     )
 
 
-def _ppo_stage(
+def _flags(
     config: AnnealConfig,
-    cycle: int,
-    folder: Path,
-    model: Any,
-    previous: BCTrainingResultDTO | PPOTrainingResultDTO | None,
-    curve: _Curve,
-) -> tuple[PPOTrainingResultDTO, Any, AnnealStageResultDTO]:
-    """Train from ``model`` (saved first, so a rollback can reload it) and judge the stage."""
-    from training.ppo import ppo_config, run_ppo
-
-    folder.mkdir(parents=True, exist_ok=True)
-    start_model = None
-    if model is not None:
-        start_model = folder / "start.zip"
-        model.save(start_model)
-    stage_config = ppo_config(
-        config=config.ppo,
-        init_model=None if start_model is None else str(start_model),
-        out_dir=str(folder),
-        eval_opponent=config.eval_opponent,
-        eval_games=config.eval_games,
-        seed=config.seed,
-    )
-    ppo_run = run_ppo(stage_config)
-    curve.add_run(ppo_run)
-    result = ppo_run.result
-    flags = _ppo_flags(config, result, previous)
-    rolled_back = bool(flags) and config.rollback and start_model is not None
-    stage = AnnealStageResultDTO(
-        cycle=cycle,
-        mode="ppo",
-        metrics={
-            "score": _score(result),
-            "loss_total": result.loss_total,
-            "mean_episode_reward": result.mean_episode_reward,
-            "approx_kl": result.approx_kl,
-        },
-        threshold=config.score_tolerance,
-        passed=not flags,
-        flags=flags,
-        rolled_back=rolled_back,
-        result=result,
-    )
-    kept = (
-        load_model(str(start_model), device=stage_config.device) if rolled_back else ppo_run.model
-    )
-    return result, kept, stage
-
-
-def _ppo_flags(
-    config: AnnealConfig,
-    result: PPOTrainingResultDTO,
+    result: BCTrainingResultDTO | PPOTrainingResultDTO,
     previous: BCTrainingResultDTO | PPOTrainingResultDTO | None,
 ) -> tuple[str, ...]:
+    """score_drop against the previous stage; loss_rise between two PPO stages."""
     if previous is None:
         return ()
     flags = []
@@ -283,6 +327,7 @@ def _ppo_flags(
     if (
         config.loss_tolerance is not None
         and isinstance(previous, PPOTrainingResultDTO)
+        and isinstance(result, PPOTrainingResultDTO)
         and previous.loss_total is not None
         and result.loss_total is not None
         and result.loss_total - previous.loss_total

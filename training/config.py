@@ -23,6 +23,7 @@ __all__ = [
     "AnnealConfig",
     "BCConfig",
     "ConfigError",
+    "DaggerConfig",
     "EvalConfig",
     "PPOConfig",
     "apply_overrides",
@@ -110,22 +111,39 @@ class BCConfig(FrozenDTO):
     device: str = "cpu"
 
 
+class DaggerConfig(FrozenDTO):
+    """DAgger rounds: the policy plays, the expert labels the positions it reached, BC again."""
+
+    expert: str = Field("stockfish:5", description="Labels the policy's positions (see bc.expert)")
+    games: int = Field(300, ge=1, description="Games the policy plays a round, colours alternating")
+    opponent: str = Field("random", description="Who the policy plays to reach its positions")
+    replay: float = Field(
+        1.0, ge=0, description="Rows of the BC dataset mixed in per DAgger row (against forgetting)"
+    )
+    epochs: int = Field(2, ge=1, description="BC epochs on each round's data")
+    learning_rate: float = Field(5e-4, gt=0, description="BC learning rate in the rounds")
+    max_plies: int = Field(300, ge=1, description="Ply cap of the policy's games")
+
+
 class AnnealConfig(FrozenDTO):
     """BC then PPO: stages in order, each checked against a threshold (see ``training.anneal``)."""
 
-    schedule: tuple[Literal["bc", "ppo"], ...] = Field(("bc", "ppo"), min_length=1)
+    schedule: tuple[Literal["bc", "dagger", "ppo"], ...] = Field(("bc", "ppo"), min_length=1)
     bc: BCConfig = Field(default_factory=BCConfig, description="Every BC stage's config")
+    dagger: DaggerConfig = Field(
+        default_factory=DaggerConfig, description="Every DAgger stage (trained with bc's batches)"
+    )
     ppo: PPOConfig = Field(default_factory=PPOConfig, description="Every PPO stage's config")
     bc_accuracy_threshold: float = Field(
         0.2, ge=0, le=1, description="A BC stage passes at this validation accuracy"
     )
     score_tolerance: float = Field(
-        0.05, ge=0, le=1, description="A PPO stage may lose this much score before a flag"
+        0.05, ge=0, le=1, description="A PPO or DAgger stage may lose this much score: else a flag"
     )
     loss_tolerance: float | None = Field(
         None, gt=0, description="Relative rise of loss_total between PPO stages flagged"
     )
-    rollback: bool = Field(True, description="A flagged PPO stage returns to the better model")
+    rollback: bool = Field(True, description="A flagged stage returns to the model it started from")
     eval_opponent: str = Field("random", description="Opponent of every stage's evaluation")
     eval_games: int = Field(40, ge=1, description="Games of every stage's evaluation")
     final_eval_games: int = Field(200, ge=1, description="Games of the final evaluation")
@@ -134,7 +152,7 @@ class AnnealConfig(FrozenDTO):
 
     @model_validator(mode="after")
     def _ppo_after_bc_only(self) -> AnnealConfig:
-        if self.bc.env != "chess" and "bc" in self.schedule:
+        if self.bc.env != "chess" and {"bc", "dagger"} & set(self.schedule):
             raise ValueError("the anneal trains chess only; bc.env must be chess")
         return self
 

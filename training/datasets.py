@@ -51,10 +51,12 @@ __all__ = [
     "OPENING_PLIES",
     "BCDataset",
     "DatasetError",
+    "combine",
     "episode_seed",
     "flat_action",
     "generate_chess_dataset",
     "generate_world_dataset",
+    "label_positions",
     "load_dataset",
 ]
 
@@ -521,6 +523,130 @@ def _merge(labelled: list[_Rows], expert: str, seed: int) -> BCDataset:
         fens=np.asarray([f for rows in labelled for f in rows.fens], dtype=str),
         template=_template(
             "chess", expert, seed, BOARD_SHAPE, spaces.Discrete(ACTION_SIZE), CHESS_SOURCES
+        ),
+    )
+
+
+def label_positions(
+    expert: str,
+    fens: list[str],
+    episodes: np.ndarray,
+    seed: int,
+    *,
+    source: str = "dagger",
+    workers: int = 1,
+    progress_bar: bool = True,
+) -> BCDataset:
+    """Positions reached by someone else (a policy, for DAgger), labelled with ``expert``'s moves.
+
+    Each FEN is labelled on its own board (no move stack, as the agent sees it), in blocks of
+    ``BLOCK_POSITIONS`` seeded from ``seed``, in ``workers`` processes; ``episodes`` says which
+    game each position came from, so ``split`` keeps games whole.
+    """
+    if not fens:
+        raise ValueError("no positions to label")
+    player = chess_expert(expert)
+    name = f"{player.name}:{player.depth}"  # type: ignore[attr-defined]
+    player.close()
+    chunks = [fens[i : i + BLOCK_POSITIONS] for i in range(0, len(fens), BLOCK_POSITIONS)]
+    jobs = [(name, episode_seed(seed, 0, index), chunk) for index, chunk in enumerate(chunks)]
+    with tqdm(
+        total=len(fens), desc=f"labelling {name}", unit="pos", disable=not progress_bar
+    ) as bar:
+        if workers == 1:
+            labelled = []
+            for job in jobs:
+                labelled.append(_label_fens(*job))
+                bar.update(len(job[2]))
+        else:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+                futures = [pool.submit(_label_fens, *job) for job in jobs]
+                labelled = []
+                for job, future in zip(jobs, futures, strict=True):
+                    labelled.append(future.result())
+                    bar.update(len(job[2]))
+    rows = _Rows()
+    for chunk, (observations, actions, masks) in zip(chunks, labelled, strict=True):
+        rows.observations += observations
+        rows.actions += actions
+        rows.masks += masks
+        rows.fens += chunk
+    return _assemble(
+        observations=np.stack(rows.observations),
+        actions=np.asarray(rows.actions, dtype=np.int64),
+        masks=np.stack(rows.masks),
+        episodes=np.asarray(episodes, dtype=np.int32),
+        source=np.zeros(len(fens), dtype=np.uint8),
+        fens=np.asarray(fens, dtype=str),
+        template=_template(
+            "chess", name, seed, BOARD_SHAPE, spaces.Discrete(ACTION_SIZE), (source,)
+        ),
+    )
+
+
+def _label_fens(
+    expert: str, seed: int, fens: list[str]
+) -> tuple[list[np.ndarray], list[int], list[np.ndarray]]:
+    """(boards, labels, packed masks) of ``fens``: one worker's share of ``label_positions``."""
+    player = chess_expert(expert)
+    player.reset(seed)
+    observations, actions, masks = [], [], []
+    try:
+        for fen in fens:
+            game = ChessGame(chess.Board(fen))
+            label = player.choose_move(game.board.copy(stack=False), game.legal_moves)
+            if not game.is_legal(label):
+                raise RuntimeError(f"the expert {player!r} chose {label.uci()}, illegal in {fen}")
+            mask = np.zeros(ACTION_SIZE, dtype=bool)
+            mask[game.legal_actions] = True
+            observations.append(board_to_tensor(game.board))
+            actions.append(encode_move(label, game.board.turn))
+            masks.append(np.packbits(mask))
+    finally:
+        player.close()
+    return observations, actions, masks
+
+
+def combine(datasets: list[BCDataset]) -> BCDataset:
+    """Chess datasets as one: rows in order, sources merged by name, games kept apart.
+
+    Example:
+        >>> a = generate_chess_dataset("alphabeta:1", 4, seed=0, progress_bar=False)
+        >>> both = combine([a, a])
+        >>> len(both), both.manifest.sources, len(set(both.episodes)) == 2 * len(set(a.episodes))
+        (8, {'vs_random': 4, 'self_play': 4}, True)
+    """
+    if not datasets or any(d.masks is None or d.fens is None for d in datasets):
+        raise ValueError("combine takes one or more chess datasets (with masks and FENs)")
+    names: list[str] = []
+    for data in datasets:
+        names += [name for name in data.manifest.sources if name not in names]
+    sources, episodes, offset = [], [], 0
+    for data in datasets:
+        remap = np.asarray([names.index(name) for name in data.manifest.sources], dtype=np.uint8)
+        sources.append(remap[data.source])
+        episodes.append(data.episodes + offset)
+        offset += int(data.episodes.max()) + 1 if len(data) else 0
+    experts = list(dict.fromkeys(data.manifest.expert for data in datasets))
+    first = datasets[0].manifest
+    return _assemble(
+        observations=np.concatenate([data.observations for data in datasets]),  # type: ignore[misc]
+        actions=np.concatenate([data.actions for data in datasets]),
+        masks=np.concatenate([data.masks for data in datasets]),  # type: ignore[misc]
+        episodes=np.concatenate(episodes).astype(np.int32),
+        source=np.concatenate(sources),
+        fens=np.concatenate([data.fens for data in datasets]),  # type: ignore[misc]
+        template=_template(
+            "chess",
+            "+".join(experts),
+            first.seed,
+            BOARD_SHAPE,
+            spaces.Discrete(ACTION_SIZE),
+            tuple(names),
         ),
     )
 

@@ -304,12 +304,12 @@ class AnnealStageResultDTO(FrozenDTO):
     """One stage of an anneal: what it measured against what it needed."""
 
     cycle: int = Field(ge=0, description="The stage's index in the schedule")
-    mode: Literal["bc", "ppo"]
+    mode: Literal["bc", "dagger", "ppo"]
     metrics: dict[str, float | None] = Field(
         description="bc: accuracy, val_accuracy, loss; ppo: score, loss_total, ..."
     )
     threshold: float | None = Field(
-        description="bc: the accuracy needed; ppo: the largest score drop tolerated"
+        description="bc: the accuracy needed; dagger, ppo: the largest score drop tolerated"
     )
     passed: bool
     flags: tuple[str, ...] = Field(default=(), description="Why it did not pass, if it did not")

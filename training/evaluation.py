@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,9 +30,18 @@ from chess_env.opponents import GreedyOpponent, Opponent, RandomOpponent, Stockf
 from chess_env.rules import DEFAULT_MAX_PLIES
 from training.dto import ColorRecordDTO, EvaluationResultDTO
 
-__all__ = ["evaluate", "game_seed", "make_player", "policy_logits"]
+__all__ = [
+    "LOCKSTEP_GAMES",
+    "FinishedGame",
+    "evaluate",
+    "game_seed",
+    "make_player",
+    "play_policy_games",
+    "policy_logits",
+]
 
 Chooser = Callable[[ChessEnv, np.ndarray], int]
+LOCKSTEP_GAMES = 32  # games a policy plays side by side, one batched forward pass per move
 
 
 def game_seed(seed: int, index: int) -> int:
@@ -172,33 +181,38 @@ def evaluate(
         raise ValueError(f"games must be at least 1, got {games}")
     policy = _sb3_policy(agent)
     player = None if policy is not None else make_player(agent)
-    choose = _policy_chooser(policy, masked) if policy is not None else _player_chooser(player)
-    opponent_player = make_player(opponent)
+    opponent_player = make_player(opponent)  # a bad spec fails before any game
+    name = opponent if isinstance(opponent, str) else opponent_player.name
     tally, pgns = _Tally(), []
+    bar = tqdm(total=games, desc="evaluation", unit="game", disable=not progress_bar)
     try:
-        for index in tqdm(range(games), desc="evaluation", unit="game", disable=not progress_bar):
-            color = "white" if index % 2 == 0 else "black"
-            env = ChessEnv(
-                opponent=opponent_player,
-                agent_color=color,
-                illegal_action="terminate",
-                max_plies=max_plies,
+        if policy is not None and _lockstep_opponent(opponent):
+            opponent_player.close()
+            finished = play_policy_games(
+                policy, str(opponent), games=games, seed=seed, max_plies=max_plies, masked=masked
             )
-            if player is not None:
-                player.reset(game_seed(seed, index) + 1)
-            reward, outcome, illegal = _play(env, choose, game_seed(seed, index))
-            tally.add(color, reward, outcome, env.board.ply())
-            tally.illegal += illegal
+        else:
+            choose = (
+                _policy_chooser(policy, masked) if policy is not None else _player_chooser(player)
+            )
+            finished = _one_by_one(choose, player, opponent_player, games, seed, max_plies)
+        for game in finished:
+            tally.add(game.color, game.reward, game.outcome, game.env.board.ply())
+            tally.illegal += game.illegal
             if pgn_path is not None:
-                pgns.append(_pgn(env, color, _name(agent), opponent_player.name, index, outcome))
+                pgns.append(
+                    _pgn(game.env, game.color, _name(agent), name, game.index, game.outcome)
+                )
+            bar.update(1)
     finally:
+        bar.close()
         opponent_player.close()
         if player is not None:
             player.close()
     if pgn_path is not None:
         Path(pgn_path).write_text("\n\n".join(pgns) + "\n", encoding="utf-8")
     return EvaluationResultDTO.from_counts(
-        opponent=opponent if isinstance(opponent, str) else opponent_player.name,
+        opponent=name,
         seed=seed,
         white=tally.record("white"),
         black=tally.record("black"),
@@ -207,6 +221,102 @@ def evaluate(
         checkmates=tally.checkmates,
         terminations=dict(tally.terminations),
     )
+
+
+@dataclass
+class FinishedGame:
+    """One game of a match, over: its env (board and moves), the agent's colour and result."""
+
+    index: int
+    color: str
+    env: ChessEnv
+    reward: float
+    outcome: str
+    illegal: int
+
+
+def _lockstep_opponent(opponent: object) -> bool:
+    """Cheap, named opponents get one instance per game, so games can run side by side;
+    engines (one process each) and given instances play one game at a time."""
+    return isinstance(opponent, str) and not opponent.startswith("stockfish")
+
+
+def _new_game(index: int, opponent: Opponent, max_plies: int | None) -> ChessEnv:
+    return ChessEnv(
+        opponent=opponent,
+        agent_color="white" if index % 2 == 0 else "black",
+        illegal_action="terminate",
+        max_plies=max_plies,
+    )
+
+
+def _one_by_one(
+    choose: Chooser,
+    player: Opponent | None,
+    opponent: Opponent,
+    games: int,
+    seed: int,
+    max_plies: int | None,
+) -> Iterator[FinishedGame]:
+    for index in range(games):
+        env = _new_game(index, opponent, max_plies)
+        if player is not None:
+            player.reset(game_seed(seed, index) + 1)
+        reward, outcome, illegal = _play(env, choose, game_seed(seed, index))
+        yield FinishedGame(index, env.agent_color, env, reward, outcome, illegal)
+
+
+def play_policy_games(
+    policy: Any,
+    opponent: str,
+    *,
+    games: int,
+    seed: int,
+    max_plies: int | None = DEFAULT_MAX_PLIES,
+    masked: bool = True,
+    width: int | None = None,
+    before_move: Callable[[int, ChessEnv], None] | None = None,
+) -> list[FinishedGame]:
+    """``games`` games of an SB3 policy against a named opponent, ``width`` at a time, the
+    policy's moves for all of them chosen in one batched forward pass (10x fewer passes than one
+    game at a time). Game ``i`` is seeded as in ``evaluate``; ``before_move(i, env)`` sees every
+    position the policy is about to move in. Returns the games in index order."""
+    width = width or LOCKSTEP_GAMES
+    pending = iter(range(games))
+    active: list[tuple[int, ChessEnv, np.ndarray]] = []
+    finished: list[FinishedGame] = []
+
+    def start() -> None:
+        index = next(pending, None)
+        if index is not None:
+            env = _new_game(index, make_player(opponent), max_plies)
+            observation, _ = env.reset(seed=game_seed(seed, index))
+            active.append((index, env, observation))
+
+    for _ in range(min(width, games)):
+        start()
+    while active:
+        if before_move is not None:
+            for index, env, _ in active:
+                before_move(index, env)
+        logits = policy_logits(policy, np.stack([observation for _, _, observation in active]))
+        if masked:
+            logits[~np.stack([env.action_masks() for _, env, _ in active])] = -np.inf
+        still: list[tuple[int, ChessEnv, np.ndarray]] = []
+        for (index, env, _), action in zip(active, np.argmax(logits, axis=1), strict=True):
+            observation, reward, terminated, truncated, info = env.step(int(action))
+            if terminated or truncated:
+                illegal = int("illegal_action" in info)
+                finished.append(
+                    FinishedGame(index, env.agent_color, env, reward, info["outcome"], illegal)
+                )
+                env.close()
+            else:
+                still.append((index, env, observation))
+        active = still
+        while len(active) < width and len(finished) + len(active) < games:
+            start()
+    return sorted(finished, key=lambda game: game.index)
 
 
 def _play(env: ChessEnv, choose: Chooser, seed: int) -> tuple[float, str, int]:

@@ -10,7 +10,7 @@ import torch
 
 import training.dto
 import training.ppo
-from training.anneal import _ppo_flags, anneal
+from training.anneal import _flags, anneal
 from training.config import AnnealConfig, BCConfig, PPOConfig
 from training.dto import AnnealSummaryDTO, ColorRecordDTO, EvaluationResultDTO
 from training.models import load_model
@@ -110,12 +110,12 @@ def test_without_rollback_a_flagged_stage_keeps_its_model(
 
 
 def test_loss_rise_is_flagged_only_between_ppo_stages() -> None:
-    class Result:  # the two fields _ppo_flags reads
-        def __init__(self, loss: float) -> None:
-            self.loss_total, self.evaluation = loss, None
+    def ppo(loss: float) -> training.dto.PPOTrainingResultDTO:
+        return training.dto.PPOTrainingResultDTO.model_construct(loss_total=loss, evaluation=None)
 
     config = TINY.model_copy(update={"loss_tolerance": 0.5})
-    previous = training.dto.PPOTrainingResultDTO.model_construct(loss_total=1.0, evaluation=None)
-    assert _ppo_flags(config, Result(1.6), previous) == ("loss_rise",)  # type: ignore[arg-type]
-    assert _ppo_flags(config, Result(1.4), previous) == ()  # type: ignore[arg-type]
-    assert _ppo_flags(config, Result(9.0), None) == ()  # type: ignore[arg-type]
+    assert _flags(config, ppo(1.6), ppo(1.0)) == ("loss_rise",)
+    assert _flags(config, ppo(1.4), ppo(1.0)) == ()
+    assert _flags(config, ppo(9.0), None) == ()
+    bc = training.dto.BCTrainingResultDTO.model_construct(loss=0.1, evaluation=None)
+    assert _flags(config, ppo(9.0), bc) == ()  # a BC loss is an NLL: not comparable
