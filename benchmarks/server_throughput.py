@@ -6,14 +6,16 @@ the agent's move and the opponent's reply:
 - (a) ``in-process ChessAdapter.step``: ``ChessAdapter.reset`` then ``step(ChessAction(move=uci))``
   with a uniformly random move from the observation's ``legal_moves`` -- the baseline.
 - (b) ``WebSocket /ws``: the same game over ONE connection to a live uvicorn server on 127.0.0.1
-  (``create_chess_app()`` under uvicorn in a background thread of this process),
+  (``create_chess_app()`` under ``envkit.server.make_server``, as ``python -m chess_env serve``
+  runs it, in a background thread of this process),
   with the ``websockets`` client: ``{"type": "reset", "data": {"seed": ..}}`` and ``{"type":
   "step", "data": {"move": uci}}``.
 - (c) ``HTTP /reset + /step``: one session over one keep-alive ``httpx.Client``: ``POST /reset``
   (naming the session after the first) and ``POST /step`` with ``X-Session-Id``.
 - (d) ``OpenEnv create_app``: OpenEnv's own server hosting the same ``ChessAdapter`` (wrapped as
   an OpenEnv ``Environment``: same opponent, same work per step), driven by the same WebSocket
-  client as (b) -- only when ``import openenv`` works (the ``compat`` extra), else skipped.
+  client as (b) and under the same uvicorn settings -- only when ``import openenv`` works (the
+  ``compat`` extra), else skipped.
 
 Each contender plays ``--steps`` steps (resetting, with the next seed, when a game ends) and we
 time every step round trip. Steps/s is steps over the wall time of the whole run, resets
@@ -30,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import socket
 import statistics
 import sys
 import threading
@@ -38,18 +39,18 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib.util import find_spec
 from typing import Any
 
 import httpx
 import numpy as np
-import uvicorn
 from fastapi import FastAPI
 from tqdm import tqdm
 from websockets.sync.client import ClientConnection, connect
 
 from benchmarks.machine import machine_line
 from chess_env.server import ChessAction, ChessAdapter, create_chess_app
-from envkit.server import StepResult
+from envkit.server import StepResult, make_server
 
 HOST = "127.0.0.1"
 BASELINE, WS, OPENENV = "a", "b", "d"
@@ -117,35 +118,38 @@ def in_process(seed: int, steps: int) -> tuple[list[float], float]:
         adapter.close()
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind((HOST, 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @contextmanager
 def live_server(app: FastAPI) -> Iterator[str]:
-    """``app`` served by uvicorn in a background thread; yields its base URL.
+    """``app`` under ``envkit.server.make_server`` in a background thread; yields its address.
 
-    Both servers get the same uvicorn settings (``envkit.server.make_server`` would only add our
-    message size limit, which OpenEnv's app does not declare).
+    OpenEnv's app gets the very settings ours does (the event loop, HTTP parser and WebSocket
+    implementation uvicorn picks, no per-message compression): the settings
+    ``python -m chess_env serve`` runs with, but for the log level (a log line per request
+    would be timed).
     """
-    port = free_port()
-    # log_level: a log line per request would be timed
-    server = uvicorn.Server(uvicorn.Config(app, host=HOST, port=port, log_level="warning"))
+    server = make_server(app, host=HOST, port=0, log_level="warning")
     thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
     while not server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError(f"the server did not start on {HOST}:{port}")
+            raise RuntimeError(f"the server did not start on {HOST}")
         time.sleep(0.01)
     try:
-        yield f"{HOST}:{port}"
+        yield f"{HOST}:{server.servers[0].sockets[0].getsockname()[1]}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def server_stack() -> str:
+    """What uvicorn runs both servers on (its ``auto`` choices, as ``make_server`` leaves them)."""
+    config = make_server(FastAPI()).config
+    config.load()
+    loop = "uvloop" if find_spec("uvloop") else "asyncio"
+    http, ws = config.http_protocol_class.__name__, config.ws_protocol_class.__name__
+    deflate = "on" if config.ws_per_message_deflate else "off"
+    return f"uvicorn: loop {loop}, http {http}, ws {ws}, per-message deflate {deflate}"
 
 
 def ws_request(connection: ClientConnection, kind: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -362,7 +366,9 @@ def main(argv: list[str] | None = None) -> None:
                 results = run_rounds(contenders, args.rounds, args.steps)
             skipped = ""
     peers = () if skipped else ("openenv",)
-    print(machine_line("chess", "fastapi", "uvicorn", "websockets", "httpx", *peers))
+    speedups = tuple(package for package in ("uvloop", "httptools") if find_spec(package))
+    print(machine_line("chess", "fastapi", "uvicorn", *speedups, "websockets", "httpx", *peers))
+    print(server_stack())
     print()
     print("\n".join(table(results)))
     if skipped:

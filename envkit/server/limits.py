@@ -1,26 +1,22 @@
-"""Size limits and strict JSON: what the server refuses before any env sees it.
+"""Size limits: what the server refuses before any env sees it.
 
 - ``BodySizeLimit``: ASGI middleware answering 413 to an HTTP body over ``max_bytes``, from its
   Content-Length or, without one (chunked), as soon as the bytes read so far exceed it; the rest
   is never read. A body within the limit is read whole and replayed to the app.
-- ``loads``: ``json.loads`` that refuses NaN and Infinity (not JSON) and reports depth and digit
-  limits as ``ValueError`` too, for WebSocket and JSON-RPC messages.
 
 The WebSocket counterpart of the body limit (close code 1009) is in ``envkit.server.routers.ws``.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any
 
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from envkit.server.errors import ErrorCode
 
-__all__ = ["MAX_BODY_BYTES", "MAX_MESSAGE_BYTES", "BodySizeLimit", "Limits", "loads"]
+__all__ = ["MAX_BODY_BYTES", "MAX_MESSAGE_BYTES", "BodySizeLimit", "Limits"]
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_MESSAGE_BYTES = 64 * 1024
@@ -83,24 +79,3 @@ def _replay(body: bytes, receive: Receive) -> Receive:
         return {"type": "http.request", "body": body, "more_body": False}
 
     return replay
-
-
-def loads(text: str | bytes) -> Any:
-    """Strict JSON: ``ValueError`` for NaN, Infinity, too deep nesting and too many digits.
-
-    Example:
-        >>> loads('{"move": "e2e4"}')
-        {'move': 'e2e4'}
-        >>> loads('{"action": NaN}')
-        Traceback (most recent call last):
-        ...
-        ValueError: NaN is not valid JSON
-    """
-    try:
-        return json.loads(text, parse_constant=_refuse_constant)
-    except RecursionError:
-        raise ValueError("the JSON is nested too deeply") from None
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")

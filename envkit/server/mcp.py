@@ -34,7 +34,7 @@ from envkit.server.errors import (
     error_payload,
     issue_details,
 )
-from envkit.server.limits import loads
+from envkit.server.jsontext import loads
 from envkit.server.models import ResetRequest
 from envkit.server.service import EnvService
 

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from envkit.server.limits import loads
+from envkit.server.jsontext import loads
 from envkit.server.mcp import JsonRpcRequest, JsonRpcResponse, handle, handle_text
 from envkit.server.service import Service
 

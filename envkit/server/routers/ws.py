@@ -26,7 +26,7 @@ from starlette.concurrency import run_in_threadpool
 
 from envkit.server import mcp
 from envkit.server.errors import CapacityError, ErrorCode, UnknownSessionError, error_payload
-from envkit.server.limits import loads
+from envkit.server.jsontext import dumps, loads
 from envkit.server.models import ResetRequest
 from envkit.server.service import EnvService, Service
 
@@ -49,7 +49,7 @@ async def env_socket(websocket: WebSocket, service: Service) -> None:
         else:
             session = service.store.attach(attach_to)
     except (CapacityError, UnknownSessionError) as error:
-        await websocket.send_text(json.dumps(_frame("error", error_payload(error)[1])))
+        await websocket.send_text(dumps(_frame("error", error_payload(error)[1])))
         if isinstance(error, CapacityError):
             await websocket.close(CLOSE_TRY_AGAIN_LATER, "no session slot is free")
         else:
@@ -78,7 +78,7 @@ async def env_socket(websocket: WebSocket, service: Service) -> None:
                 else:
                     reply = await run_in_threadpool(answer, service, session.id, message)
             if reply is not None:
-                await websocket.send_text(json.dumps(reply))
+                await websocket.send_text(dumps(reply))
     except WebSocketDisconnect:  # the client left while a reply was on its way
         pass
     finally:

@@ -14,11 +14,12 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from chess_env.server import create_chess_app
-from envkit.server import MAX_MESSAGE_BYTES
+from envkit.server import MAX_MESSAGE_BYTES, make_server
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
 from live_server import live_address
@@ -41,7 +42,8 @@ def finish(result: dict[str, Any], plies: int) -> None:
 
 def test_a_whole_game_over_a_websocket(base_url: str) -> None:
     rng = random.Random(0)
-    with connect(f"ws://{base_url}/ws", max_size=None) as ws:
+    with connect(f"ws://{base_url}/ws", max_size=None) as ws:  # it offers compression
+        assert "Sec-WebSocket-Extensions" not in ws.response.headers  # make_server declines it
 
         def ask(message: dict[str, Any]) -> dict[str, Any]:
             ws.send(json.dumps(message))
@@ -62,6 +64,13 @@ def test_a_whole_game_over_a_websocket(base_url: str) -> None:
         with pytest.raises(ConnectionClosed) as closed:
             ws.recv(timeout=10)
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+
+
+def test_make_server_takes_the_apps_message_limit_and_uvicorn_options() -> None:
+    server = make_server(create_chess_app(max_message_bytes=1000), port=0, log_level="warning")
+    assert server.config.ws_max_size == 1000 and server.config.log_level == "warning"
+    assert server.config.ws_per_message_deflate is False
+    assert make_server(FastAPI()).config.ws_max_size == MAX_MESSAGE_BYTES  # not our app
 
 
 def test_a_whole_game_over_http(base_url: str) -> None:
