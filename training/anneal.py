@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from training.bc import bc_model, train_bc
+from training.bc import bc_dataset, bc_model, train_bc
 from training.config import AnnealConfig, BCConfig
 from training.curves import EpisodePoint, EvalPoint, plot_learning_curve
 from training.dto import (
@@ -195,7 +195,7 @@ def _bc(config: AnnealConfig, folder: Path, state: _State) -> BCTrainingResultDT
     if state.model is None:
         state.model = bc_model(bc_config)
     if state.dataset is None:
-        state.dataset = _dataset(bc_config)
+        state.dataset = bc_dataset(bc_config)  # generated once, shared by every BC stage
     return train_bc(bc_config, dataset=state.dataset, model=state.model)
 
 
@@ -276,21 +276,6 @@ def _ppo(config: AnnealConfig, folder: Path, state: _State, curve: _Curve) -> PP
     curve.add_run(ppo_run)
     state.model = ppo_run.model
     return ppo_run.result
-
-
-def _dataset(bc_config: Any) -> Any:
-    """The BC data, generated once and shared by every BC stage of the run."""
-    from training.datasets import generate_chess_dataset, load_dataset
-
-    if bc_config.dataset is not None:
-        return load_dataset(bc_config.dataset)
-    return generate_chess_dataset(
-        bc_config.expert,
-        bc_config.positions,
-        bc_config.seed,
-        progress_bar=bc_config.progress_bar,
-        workers=bc_config.workers,
-    )
 
 
 def _bc_stage(cycle: int, result: BCTrainingResultDTO, threshold: float) -> AnnealStageResultDTO:

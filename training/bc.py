@@ -28,7 +28,7 @@ from training.envs import env_factory, has_action_masks, make_vec
 from training.evaluation import evaluate
 from training.models import SMALL_NET_THREADS, build_model
 
-__all__ = ["bc_model", "train_bc"]
+__all__ = ["bc_dataset", "bc_model", "train_bc"]
 
 CHESS_ENV_ID = "chess_env/Chess-v0"
 
@@ -44,7 +44,8 @@ def bc_model(config: BCConfig) -> Any:
     return build_model(ppo, make_vec(factory, 1, config.seed, "dummy"), masked=masked)
 
 
-def _load_or_generate(config: BCConfig) -> Any:
+def bc_dataset(config: BCConfig) -> Any:
+    """``config.dataset`` loaded (it must hold ``config.env``), or a new one from the expert."""
     from training.datasets import generate_chess_dataset, generate_world_dataset, load_dataset
 
     if config.dataset is not None:
@@ -63,7 +64,13 @@ def _load_or_generate(config: BCConfig) -> Any:
             progress_bar=config.progress_bar,
             workers=config.workers,
         )
-    return generate_world_dataset(config.env, config.positions, config.seed, learner=config.learner)
+    return generate_world_dataset(
+        config.env,
+        config.positions,
+        config.seed,
+        learner=config.learner,
+        progress_bar=config.progress_bar,
+    )
 
 
 @dataclass
@@ -145,7 +152,7 @@ def train_bc(
     config = BCConfig.model_validate({**(config or BCConfig()).model_dump(), **overrides})
     torch.manual_seed(config.seed)
     torch.set_num_threads(config.threads)
-    dataset = dataset if dataset is not None else _load_or_generate(config)
+    dataset = dataset if dataset is not None else bc_dataset(config)
     model = model if model is not None else bc_model(config)
     policy = model.policy
     train, val = dataset.split(config.val_fraction, config.seed)
