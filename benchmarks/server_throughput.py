@@ -7,7 +7,7 @@ the agent's move and the opponent's reply:
   with a uniformly random move from the observation's ``legal_moves`` -- the baseline.
 - (b) ``WebSocket /ws``: the same game over ONE connection to a live uvicorn server on 127.0.0.1
   (``create_chess_app()`` under ``envkit.server.make_server``, as ``python -m chess_env serve``
-  runs it, in a background thread of this process),
+  runs it, in its own process),
   with the ``websockets`` client: ``{"type": "reset", "data": {"seed": ..}}`` and ``{"type":
   "step", "data": {"move": uci}}``.
 - (c) ``HTTP /reset + /step``: one session over one keep-alive ``httpx.Client``: ``POST /reset``
@@ -21,17 +21,20 @@ Each contender plays ``--steps`` steps (resetting, with the next seed, when a ga
 time every step round trip. Steps/s is steps over the wall time of the whole run, resets
 included; p50 and p99 are of the step latencies alone. A round runs every contender once, in
 turn, all seeded with the round's seed; we report the median over ``--rounds`` of each figure.
-The client and the server share this process (and its GIL), as the server's thread pool and
-event loop would share a core with the agent on a small machine. The targets -- (b)'s p50 at most
-0.3 ms over (a)'s, and (b) >= 1.5x (d)'s steps/s -- are reported, not enforced: the exit status
-is 0 either way.
+Each server runs in its own process, as a served env does (``--same-process`` serves from a
+thread of this one instead, client and server then taking turns on one GIL). The targets --
+(b)'s p50 at most 0.3 ms over (a)'s, and (b) >= 1.5x (d)'s steps/s -- are reported, not
+enforced: the exit status is 0 either way.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+import multiprocessing.process
 import random
+import socket
 import statistics
 import sys
 import threading
@@ -119,14 +122,57 @@ def in_process(seed: int, steps: int) -> tuple[list[float], float]:
 
 
 @contextmanager
-def live_server(app: FastAPI) -> Iterator[str]:
-    """``app`` under ``envkit.server.make_server`` in a background thread; yields its address.
+def live_server(app_factory: Callable[[], FastAPI], *, same_process: bool) -> Iterator[str]:
+    """The app under ``envkit.server.make_server``; yields its address.
 
-    OpenEnv's app gets the very settings ours does (the event loop, HTTP parser and WebSocket
-    implementation uvicorn picks, no per-message compression): the settings
-    ``python -m chess_env serve`` runs with, but for the log level (a log line per request
-    would be timed).
+    By default the server runs in its own process, as ``python -m chess_env serve`` does, so the
+    client (this process) and the server do not take turns on one GIL; ``same_process`` serves
+    from a thread of this process instead. OpenEnv's app gets the very settings ours does (the
+    event loop, HTTP parser and WebSocket implementation uvicorn picks, no per-message
+    compression), but for the log level (a log line per request would be timed).
     """
+    if same_process:
+        with _thread_server(app_factory()) as address:
+            yield address
+        return
+    port = _free_port()
+    context = multiprocessing.get_context("spawn")
+    process = context.Process(target=_serve, args=(app_factory, port), daemon=True)
+    process.start()
+    try:
+        _wait_for(port, process)
+        yield f"{HOST}:{port}"
+    finally:
+        process.terminate()
+        process.join(timeout=10)
+
+
+def _serve(app_factory: Callable[[], FastAPI], port: int) -> None:
+    make_server(app_factory(), host=HOST, port=port, log_level="warning").run()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind((HOST, 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _wait_for(port: int, process: multiprocessing.process.BaseProcess) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if not process.is_alive():
+            raise RuntimeError(f"the server process exited ({process.exitcode})")
+        try:
+            httpx.get(f"http://{HOST}:{port}/health", timeout=1).raise_for_status()
+            return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise RuntimeError(f"the server did not start on {HOST}:{port}")
+
+
+@contextmanager
+def _thread_server(app: FastAPI) -> Iterator[str]:
     server = make_server(app, host=HOST, port=0, log_level="warning")
     thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
     thread.start()
@@ -348,10 +394,15 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--steps", type=int, default=2000, help="steps per contender and round")
     parser.add_argument("--rounds", type=int, default=3, help="rounds; the median is reported")
+    parser.add_argument(
+        "--same-process",
+        action="store_true",
+        help="serve from a thread of the benchmark's process (client and server share a GIL)",
+    )
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.steps < 1:
         parser.error("--rounds and --steps must be at least 1")
-    with live_server(create_chess_app()) as address:
+    with live_server(create_chess_app, same_process=args.same_process) as address:
         contenders: dict[str, Contender] = {
             "a": in_process,
             "b": websocket_contender(address),
@@ -361,14 +412,15 @@ def main(argv: list[str] | None = None) -> None:
             results = run_rounds(contenders, args.rounds, args.steps)
             skipped = "openenv not installed: skipped"
         else:
-            with live_server(openenv_app()) as openenv_address:
+            with live_server(openenv_app, same_process=args.same_process) as openenv_address:
                 contenders["d"] = websocket_contender(openenv_address)
                 results = run_rounds(contenders, args.rounds, args.steps)
             skipped = ""
     peers = () if skipped else ("openenv",)
     speedups = tuple(package for package in ("uvloop", "httptools") if find_spec(package))
     print(machine_line("chess", "fastapi", "uvicorn", *speedups, "websockets", "httpx", *peers))
-    print(server_stack())
+    where = "a thread of this process" if args.same_process else "its own process"
+    print(f"{server_stack()}; each server in {where}")
     print()
     print("\n".join(table(results)))
     if skipped:
