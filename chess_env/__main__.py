@@ -4,17 +4,13 @@ OpenEnv server (``serve``)."""
 from __future__ import annotations
 
 import argparse
-import math
-import os
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from chess_env.demo import main as demo_main
 from chess_env.evaluation import COLOR_SCHEDULES, EvaluationReport
 from chess_env.opponents import OPPONENT_NAMES
-
-Number = TypeVar("Number", int, float)
+from envkit.cli import add_server_arguments, positive, server_settings
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -105,32 +101,11 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         help="serve ChessEnv over HTTP, WebSocket and MCP (OpenEnv's protocol)",
         description="Needs the server extra: pip install 'polyarena[server]'.",
     )
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: local only)")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument(
-        "--token",
-        default=None,
-        help="require 'Authorization: Bearer TOKEN' on every route but /health "
-        "(default: $POLYARENA_TOKEN, which keeps it out of the process list; unset: none)",
-    )
-    serve.add_argument(
-        "--rate-limit",
-        type=int,
-        default=100,
-        help="requests and WebSocket messages per minute and client IP (default: 100; 0: none)",
-    )
-    serve.add_argument(
-        "--max-sessions",
-        type=_positive(int),
-        default=64,
-        help="env sessions open at once, HTTP and WebSocket (default: 64)",
-    )
-    serve.add_argument(
-        "--idle-timeout",
-        type=_positive(float),
-        default=None,
-        metavar="SECONDS",
-        help="close HTTP sessions, and service games, idle this long "
+    add_server_arguments(
+        serve,
+        sessions="env sessions",
+        idle_default=None,
+        idle_help="close HTTP sessions, and service games, idle this long "
         "(default: 600 for sessions, 1800 for games)",
     )
     serve.add_argument(
@@ -147,13 +122,13 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
     )
     serve.add_argument(
         "--max-games",
-        type=_positive(int),
+        type=positive(int),
         default=None,
         help="service games held at once; the least recently updated go first (default: 100)",
     )
     serve.add_argument(
         "--cleanup-interval",
-        type=_positive(float),
+        type=positive(float),
         default=None,
         metavar="SECONDS",
         help="seconds between two sweeps of the service for idle games (default: 60)",
@@ -162,25 +137,8 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
     serve.set_defaults(run=lambda args, _: _serve(args, serve))
 
 
-def _positive(kind: Callable[[str], Number]) -> Callable[[str], Number]:
-    """An argparse type: a finite number above 0, else a usage error naming the value."""
-
-    def parse(text: str) -> Number:
-        try:
-            value = kind(text)
-        except ValueError:
-            number = "whole number" if kind is int else "number"
-            raise argparse.ArgumentTypeError(f"not a {number}: {text!r}") from None
-        if not 0 < value < math.inf:
-            raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
-        return value
-
-    return parse
-
-
 def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-    if args.rate_limit < 0:
-        parser.error("--rate-limit must be 0 (no limit) or more")
+    settings: dict[str, Any] = server_settings(args, parser)
     service = args.service or args.archive is not None
     for flag in ("max_games", "cleanup_interval"):
         if getattr(args, flag) is not None and not service:
@@ -189,13 +147,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         from chess_env.server import serve
     except ImportError as error:  # the server extra is not installed
         parser.exit(1, f"{parser.prog}: error: {error}; pip install 'polyarena[server]'\n")
-    settings: dict[str, Any] = {
-        "token": args.token or os.environ.get("POLYARENA_TOKEN") or None,
-        "rate_limit": args.rate_limit or None,
-        "max_sessions": args.max_sessions,
-        "service": service,
-        "archive_dir": args.archive,
-    }
+    settings.update(service=service, archive_dir=args.archive)
     optional = {  # unset: create_chess_app's defaults
         "idle_timeout": args.idle_timeout,
         "game_idle_timeout": args.idle_timeout,

@@ -1,0 +1,90 @@
+"""What every ``serve`` command shares: its server flags and their checks (no fastapi import).
+
+- ``positive(int | float)``: an argparse type for a finite number above 0.
+- ``add_server_arguments(parser, ...)``: ``--host``, ``--port``, ``--token``, ``--rate-limit``,
+  ``--max-sessions`` and ``--idle-timeout``.
+- ``server_settings(args, parser)``: those flags as ``envkit.server.create_app`` settings
+  (the token from ``$POLYARENA_TOKEN`` when not given); a bad rate limit is a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+__all__ = ["TOKEN_VARIABLE", "add_server_arguments", "positive", "server_settings"]
+
+Number = TypeVar("Number", int, float)
+TOKEN_VARIABLE = "POLYARENA_TOKEN"
+
+
+def positive(kind: Callable[[str], Number]) -> Callable[[str], Number]:
+    """An argparse type: a finite number above 0, else a usage error naming the value.
+
+    Example:
+        >>> positive(float)("2.5")
+        2.5
+    """
+
+    def parse(text: str) -> Number:
+        try:
+            value = kind(text)
+        except ValueError:
+            number = "whole number" if kind is int else "number"
+            raise argparse.ArgumentTypeError(f"not a {number}: {text!r}") from None
+        if not 0 < value < math.inf:
+            raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+        return value
+
+    return parse
+
+
+def add_server_arguments(
+    serve: argparse.ArgumentParser,
+    *,
+    sessions: str,
+    idle_default: float | None,
+    idle_help: str,
+) -> None:
+    """The flags every server takes; ``sessions`` says what a session is in the help."""
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: local only)")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument(
+        "--token",
+        default=None,
+        help="require 'Authorization: Bearer TOKEN' on every route but /health "
+        f"(default: ${TOKEN_VARIABLE}, which keeps it out of the process list; unset: none)",
+    )
+    serve.add_argument(
+        "--rate-limit",
+        type=int,
+        default=100,
+        help="requests and WebSocket messages per minute and client IP (default: 100; 0: none)",
+    )
+    serve.add_argument(
+        "--max-sessions",
+        type=positive(int),
+        default=64,
+        help=f"{sessions} open at once, HTTP and WebSocket (default: 64)",
+    )
+    serve.add_argument(
+        "--idle-timeout",
+        type=positive(float),
+        default=idle_default,
+        metavar="SECONDS",
+        help=idle_help,
+    )
+
+
+def server_settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict[str, Any]:
+    """``create_app``'s token, rate limit and session cap from the parsed flags."""
+    if args.rate_limit < 0:
+        parser.error("--rate-limit must be 0 (no limit) or more")
+    return {
+        "token": args.token or os.environ.get(TOKEN_VARIABLE) or None,
+        "rate_limit": args.rate_limit or None,
+        "max_sessions": args.max_sessions,
+    }
