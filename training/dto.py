@@ -63,7 +63,7 @@ def wilson_interval(score: float, n: int, z: float = Z_95) -> tuple[float, float
     Example:
         >>> [round(bound, 3) for bound in wilson_interval(0.8, 200)]
         [0.739, 0.85]
-        >>> wilson_interval(1.0, 10)[1]
+        >>> round(wilson_interval(1.0, 10)[1], 12)
         1.0
     """
     if n < 1:

@@ -214,7 +214,7 @@ def test_the_benchmark_peer_is_our_env_under_openenv_create_app() -> None:
 
     with (
         closing(ChessAdapter()) as adapter,
-        live_server(openenv_app()) as peer,
+        live_server(openenv_app, same_process=False) as peer,
         GenericEnvClient(base_url=f"http://{peer}").sync() as env,
     ):
         ours, theirs = adapter.reset(seed=4), env.reset(seed=4)
