@@ -3,6 +3,7 @@ determinism, artefacts, and errors raised before any subprocess starts."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from importlib.util import find_spec
 from pathlib import Path
@@ -281,3 +282,22 @@ def test_tensorboard_without_the_package_says_how_to_install_it(tmp_path: Path) 
         pytest.skip("tensorboard is installed")
     with pytest.raises(ImportError, match="pip install tensorboard"):
         train_ppo("CartPole-v1", **TINY, tensorboard=True, out_dir=str(tmp_path))
+
+
+def test_every_training_metric_is_a_finite_number(chess_run: tuple[PPORun, list]) -> None:
+    run, _ = chess_run
+    for name in (
+        "loss_policy", "loss_value", "loss_entropy", "loss_total", "clip_fraction", "approx_kl",
+        "learning_rate", "adv_mean", "adv_std", "grad_norm", "duration_sec", "steps_per_sec",
+    ):  # fmt: skip
+        value = getattr(run.result, name)
+        assert value is not None and math.isfinite(value), name
+
+
+def test_maskable_ppo_never_takes_a_masked_action(chess_run: tuple[PPORun, list]) -> None:
+    """The env raises ``IllegalActionError`` on an illegal action (its default), so a run that
+    finished took legal actions at every rollout step; its final match counted none either."""
+    run, _ = chess_run
+    assert run.result.config.env_kwargs.get("illegal_action", "raise") == "raise"
+    assert run.result.total_timesteps > 0
+    assert run.result.evaluation is not None and run.result.evaluation.illegal_actions == 0
