@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import shutil
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import chess
@@ -24,10 +25,8 @@ from chess_env.opponents import (
     make_opponent,
 )
 
-STOCKFISH_FOUND = bool(shutil.which("stockfish") or shutil.which("/usr/games/stockfish"))
-needs_stockfish = pytest.mark.skipif(
-    not STOCKFISH_FOUND, reason="Stockfish binary not installed (apt-get install stockfish)"
-)
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+from stockfish_binary import needs_stockfish
 
 START_FEN = chess.STARTING_FEN
 SEEDS = range(12)

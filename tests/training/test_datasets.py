@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -41,10 +41,8 @@ from training.dto import DatasetManifestDTO
 from training.envs import env_factory
 from training.experts import world_expert
 
-STOCKFISH_FOUND = bool(shutil.which("stockfish") or shutil.which("/usr/games/stockfish"))
-needs_stockfish = pytest.mark.skipif(
-    not STOCKFISH_FOUND, reason="Stockfish binary not installed (apt-get install stockfish)"
-)
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+from stockfish_binary import needs_stockfish
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,8 @@ a plain minimax; chess_expert reads its specs; the world experts beat random pla
 from __future__ import annotations
 
 import random
-import shutil
+import sys
+from pathlib import Path
 from typing import Any
 
 import chess
@@ -32,10 +33,8 @@ from training.experts import (
     world_expert,
 )
 
-STOCKFISH_FOUND = bool(shutil.which("stockfish") or shutil.which("/usr/games/stockfish"))
-needs_stockfish = pytest.mark.skipif(
-    not STOCKFISH_FOUND, reason="Stockfish binary not installed (apt-get install stockfish)"
-)
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+from stockfish_binary import needs_stockfish
 
 MATES_IN_ONE = [
     "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1",  # back rank
