@@ -436,9 +436,7 @@ def generate_chess_dataset(
         raise ValueError(f"positions must be at least 1, got {positions}")
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
-    player = chess_expert(expert)  # a bad spec, or no engine, fails here rather than in a worker
-    name = f"{player.name}:{player.depth}"  # type: ignore[attr-defined]
-    player.close()
+    name = _expert_name(expert)
     blocks = _blocks(positions)
     with tqdm(
         total=positions, desc=f"labelling {name}", unit="pos", disable=not progress_bar
@@ -446,7 +444,8 @@ def generate_chess_dataset(
         if workers == 1:
             labelled = [_label_block(name, seed, block, bar) for block in blocks]
         else:
-            labelled = _label_in_parallel(name, seed, blocks, workers, bar)
+            jobs = [(name, seed, block) for block in blocks]
+            labelled = _run_jobs(_label_block, jobs, [b.quota for b in blocks], workers, bar)
     return _merge(labelled, name, seed)
 
 
@@ -490,21 +489,40 @@ def _label_block(expert: str, seed: int, block: _Block, progress: tqdm | None = 
     return rows
 
 
-def _label_in_parallel(
-    expert: str, seed: int, blocks: list[_Block], workers: int, bar: tqdm
-) -> list[_Rows]:
-    """The blocks labelled by a pool of ``workers`` processes, in block order."""
+def _run_jobs(
+    function: Callable[..., Any],
+    jobs: list[tuple[Any, ...]],
+    sizes: list[int],
+    workers: int,
+    bar: tqdm,
+) -> list[Any]:
+    """``function(*job)`` for every job, in job order: here, or in ``workers`` processes; the bar
+    advances by each job's size as it is collected."""
+    if workers == 1:
+        results = []
+        for job, size in zip(jobs, sizes, strict=True):
+            results.append(function(*job))
+            bar.update(size)
+        return results
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("spawn")  # no fork of a parent that may hold torch
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = [pool.submit(_label_block, expert, seed, block) for block in blocks]
-        labelled = []
-        for block, future in zip(blocks, futures, strict=True):
-            labelled.append(future.result())
-            bar.update(block.quota)
-    return labelled
+        futures = [pool.submit(function, *job) for job in jobs]
+        results = []
+        for future, size in zip(futures, sizes, strict=True):
+            results.append(future.result())
+            bar.update(size)
+    return results
+
+
+def _expert_name(spec: str) -> str:
+    """The expert ``spec`` resolves to (``auto`` -> ``stockfish:1`` or ``alphabeta:2``); a bad
+    spec, or a missing engine, fails here rather than in a worker."""
+    player = chess_expert(spec)
+    player.close()
+    return f"{player.name}:{player.depth}"  # type: ignore[attr-defined]
 
 
 def _merge(labelled: list[_Rows], expert: str, seed: int) -> BCDataset:
@@ -545,30 +563,13 @@ def label_positions(
     """
     if not fens:
         raise ValueError("no positions to label")
-    player = chess_expert(expert)
-    name = f"{player.name}:{player.depth}"  # type: ignore[attr-defined]
-    player.close()
+    name = _expert_name(expert)
     chunks = [fens[i : i + BLOCK_POSITIONS] for i in range(0, len(fens), BLOCK_POSITIONS)]
     jobs = [(name, episode_seed(seed, 0, index), chunk) for index, chunk in enumerate(chunks)]
     with tqdm(
         total=len(fens), desc=f"labelling {name}", unit="pos", disable=not progress_bar
     ) as bar:
-        if workers == 1:
-            labelled = []
-            for job in jobs:
-                labelled.append(_label_fens(*job))
-                bar.update(len(job[2]))
-        else:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            context = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-                futures = [pool.submit(_label_fens, *job) for job in jobs]
-                labelled = []
-                for job, future in zip(jobs, futures, strict=True):
-                    labelled.append(future.result())
-                    bar.update(len(job[2]))
+        labelled = _run_jobs(_label_fens, jobs, [len(c) for c in chunks], workers, bar)
     rows = _Rows()
     for chunk, (observations, actions, masks) in zip(chunks, labelled, strict=True):
         rows.observations += observations

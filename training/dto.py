@@ -75,6 +75,13 @@ def wilson_interval(score: float, n: int, z: float = Z_95) -> tuple[float, float
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def _check_counts(wins: int, draws: int, losses: int, games: int) -> None:
+    if wins + draws + losses != games:
+        raise ValueError(
+            f"wins + draws + losses ({wins} + {draws} + {losses}) must equal games ({games})"
+        )
+
+
 class ColorRecordDTO(FrozenDTO):
     """Results of the games played with one colour."""
 
@@ -85,11 +92,7 @@ class ColorRecordDTO(FrozenDTO):
 
     @model_validator(mode="after")
     def _sums(self) -> ColorRecordDTO:
-        if self.wins + self.draws + self.losses != self.games:
-            raise ValueError(
-                f"wins + draws + losses ({self.wins} + {self.draws} + {self.losses}) must equal "
-                f"games ({self.games})"
-            )
+        _check_counts(self.wins, self.draws, self.losses, self.games)
         return self
 
     @property
@@ -120,11 +123,7 @@ class EvaluationResultDTO(FrozenDTO):
 
     @model_validator(mode="after")
     def _consistent(self) -> EvaluationResultDTO:
-        if self.wins + self.draws + self.losses != self.games:
-            raise ValueError(
-                f"wins + draws + losses ({self.wins} + {self.draws} + {self.losses}) must equal "
-                f"games ({self.games})"
-            )
+        _check_counts(self.wins, self.draws, self.losses, self.games)
         for field in ("wins", "draws", "losses", "games"):
             total = getattr(self.white, field) + getattr(self.black, field)
             if total != getattr(self, field):

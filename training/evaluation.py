@@ -344,11 +344,11 @@ def _pgn(env: ChessEnv, color: str, agent: str, opponent: str, index: int, outco
     )
     game.headers["Termination"] = outcome
     if outcome in ("max_plies", "illegal_action"):
-        game.headers["Result"] = _forced_result(env, color, outcome)
+        game.headers["Result"] = _forced_result(color, outcome)
     return str(game)
 
 
-def _forced_result(env: ChessEnv, color: str, outcome: str) -> str:
+def _forced_result(color: str, outcome: str) -> str:
     """PGN's result when the rules did not end the game: a capped game is unfinished ("*");
     an illegal action loses."""
     if outcome == "max_plies":

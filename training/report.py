@@ -29,9 +29,9 @@ def print_summary(summary: AnnealSummaryDTO, console: Console | None = None) -> 
         stages.add_column(column)
     for stage in summary.stages:
         key = (
-            f"val_acc {stage.metrics['val_accuracy']:.3f}"
-            if stage.mode == "bc"
-            else f"loss {stage.metrics['loss_total'] or float('nan'):.3f}"
+            f"loss {stage.metrics['loss_total'] or float('nan'):.3f}"
+            if stage.mode == "ppo"
+            else f"val_acc {stage.metrics['val_accuracy']:.3f}"  # bc and dagger
         )
         verdict = "pass" if stage.passed else ", ".join(stage.flags)
         if stage.rolled_back:
