@@ -186,6 +186,18 @@ class ChessGame:
         self.plies += 1
         self._generate()
 
+    def drawing_actions(self) -> list[int]:
+        """The legal actions whose move ends the game in a draw by these rules (stalemate,
+        insufficient material, repetition, the move-count rules): what a side that is winning
+        must not play. Training uses them as negative examples (``training.dagger``)."""
+        drawing = []
+        for action, move in zip(self.legal_actions, self.legal_moves, strict=True):
+            self.play(move)
+            if self.outcome is not None and self.outcome.winner is None:
+                drawing.append(action)
+            self.undo()
+        return drawing
+
     def play_action(self, action: object) -> chess.Move:
         move = self.move_for_action(action)
         self.play(move)

@@ -17,6 +17,7 @@ when ``out_dir`` is None), so a rollback reloads a file, never a copy kept in me
 
 from __future__ import annotations
 
+import resource
 import tempfile
 import time
 from collections.abc import Iterator
@@ -84,6 +85,16 @@ class _Curve:
         self.offset += run.result.total_timesteps
 
 
+def cpu_seconds() -> float:
+    """User + system CPU time of this process and its waited-for children, so worker processes
+    count: the unit of the issue's training budget ("30 CPU-minutes")."""
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def _score(result: BCTrainingResultDTO | PPOTrainingResultDTO) -> float | None:
     return result.evaluation.score if result.evaluation is not None else None
 
@@ -94,7 +105,7 @@ def anneal(config: AnnealConfig | None = None, **overrides: Any) -> AnnealSummar
     ``overrides`` replace top-level fields of the config, e.g. ``schedule=("bc", "ppo", "ppo")``.
     """
     config = AnnealConfig.model_validate({**(config or AnnealConfig()).model_dump(), **overrides})
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), cpu_seconds()
     with _run_dir(config.out_dir) as run:
         baselines = {
             "random_policy_score": evaluate(
@@ -116,6 +127,7 @@ def anneal(config: AnnealConfig | None = None, **overrides: Any) -> AnnealSummar
             baselines=baselines,
             final_evaluation=final,
             duration_sec=time.perf_counter() - start,
+            cpu_sec=cpu_seconds() - cpu_start,
             artifacts=artifacts,
             config=config,
         )

@@ -92,18 +92,26 @@ def _select(observations: Any, indices: np.ndarray) -> Any:
     return observations[indices]
 
 
+@dataclass(frozen=True)
+class _LossCoefs:
+    """The loss terms' weights (see ``BCConfig``)."""
+
+    entropy: float
+    avoid: float = 0.0
+
+
 def _pass(
     policy: Any,
     dataset: Any,
     batches: list[np.ndarray],
-    entropy_coef: float,
+    coefs: _LossCoefs,
     optimizer: torch.optim.Optimizer | None,
     progress: tqdm | None,
 ) -> tuple[float, float]:
-    """One pass over ``batches``: (mean NLL-based loss, accuracy); trains when given an optimizer.
+    """One pass over ``batches``: (mean loss, accuracy); trains when given an optimizer.
 
-    The reported loss is the plain NLL on validation (no optimizer) and NLL minus the entropy
-    bonus in training, weighted by batch size.
+    The reported loss is the plain NLL on validation (no optimizer) and the training loss in
+    training, weighted by batch size.
     """
     total_loss, correct, seen = 0.0, 0, 0
     policy.train(optimizer is not None)
@@ -112,18 +120,23 @@ def _pass(
         actions = torch.as_tensor(dataset.actions[indices], device=policy.device)
         with torch.set_grad_enabled(optimizer is not None):
             if dataset.masks is not None:
-                masks = dataset.unpacked_masks(indices)
-                distribution = policy.get_distribution(observations, action_masks=masks)
+                nll, bonus, predicted = _masked_terms(
+                    policy, dataset, indices, observations, actions, coefs
+                )
             else:
                 distribution = policy.get_distribution(observations)
-            nll = -distribution.log_prob(actions).mean()
+                nll = -distribution.log_prob(actions).mean()
+                bonus, predicted = (
+                    coefs.entropy * distribution.entropy().mean(),
+                    distribution.mode(),
+                )
             loss = nll
             if optimizer is not None:
-                loss = nll - entropy_coef * distribution.entropy().mean()
+                loss = nll - bonus
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
-        hits = distribution.mode() == actions
+        hits = predicted == actions
         correct += int((hits.all(dim=-1) if hits.dim() > 1 else hits).sum())
         seen += len(indices)
         total_loss += loss.item() * len(indices)
@@ -131,6 +144,34 @@ def _pass(
             progress.update(len(indices))
             progress.set_postfix(loss=f"{total_loss / seen:.3f}", acc=f"{correct / seen:.3f}")
     return total_loss / seen, correct / seen
+
+
+def _masked_terms(
+    policy: Any,
+    dataset: Any,
+    indices: np.ndarray,
+    observations: Any,
+    actions: torch.Tensor,
+    coefs: _LossCoefs,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(NLL, bonus, argmax) under MaskablePPO's masked distribution, normalised once.
+
+    The bonus is the entropy term minus, for rows with moves to avoid (``dataset.avoid``),
+    ``-log(1 - p(avoided))``: an unlikelihood term that pushes down the moves that drew the
+    policy's own games, unless the expert's move is one of them (then the game was drawn anyway).
+    """
+    masks = dataset.unpacked_masks(indices)
+    distribution = policy.get_distribution(observations, action_masks=masks).distribution
+    log_probs = distribution.logits  # normalised; illegal moves at a large negative constant
+    probs = distribution.probs
+    nll = -log_probs.gather(1, actions[:, None]).mean()
+    bonus = coefs.entropy * -(probs * log_probs).sum(dim=-1).mean()
+    if coefs.avoid > 0 and dataset.avoid is not None:
+        avoid = torch.as_tensor(dataset.unpacked_avoid(indices), device=probs.device)
+        avoid &= ~avoid.gather(1, actions[:, None])  # the expert drew too: nothing to avoid
+        avoided = (probs * avoid).sum(dim=-1)
+        bonus = bonus + coefs.avoid * torch.log1p(-avoided.clamp(max=1 - 1e-6)).mean()
+    return nll, bonus, log_probs.argmax(dim=-1)
 
 
 def train_bc(
@@ -161,6 +202,7 @@ def train_bc(
     )
     batches = _Batches(len(train), config.batch_size, np.random.default_rng(config.seed))
     val_batches = _Batches(len(val), config.batch_size, np.random.default_rng(0)).epoch(False)
+    coefs = _LossCoefs(config.entropy_coef, config.avoid_coef)
     history: list[BCEpochDTO] = []
     best_state, best_epoch, best_val = copy.deepcopy(policy.state_dict()), 1, float("inf")
     start = time.perf_counter()
@@ -171,10 +213,8 @@ def train_bc(
             unit="pos",
             disable=not config.progress_bar,
         ) as progress:
-            loss, accuracy = _pass(
-                policy, train, batches.epoch(True), config.entropy_coef, optimizer, progress
-            )
-        val_loss, val_accuracy = _pass(policy, val, val_batches, 0.0, None, None)
+            loss, accuracy = _pass(policy, train, batches.epoch(True), coefs, optimizer, progress)
+        val_loss, val_accuracy = _pass(policy, val, val_batches, _LossCoefs(0.0), None, None)
         history.append(
             BCEpochDTO(
                 epoch=epoch,

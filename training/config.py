@@ -94,6 +94,12 @@ class BCConfig(FrozenDTO):
     learning_rate: float = Field(1e-3, gt=0)
     weight_decay: float = Field(1e-4, ge=0)
     entropy_coef: float = Field(1e-3, ge=0, description="Entropy bonus in the loss")
+    avoid_coef: float = Field(
+        1.0,
+        ge=0,
+        description="Weight of the unlikelihood of moves that drew the learner's own games "
+        "(rows a DAgger round marked; none in an expert's games)",
+    )
     val_fraction: float = Field(0.05, gt=0, lt=1, description="Held out for validation")
     patience: int = Field(2, ge=1, description="Epochs without val_loss progress before stopping")
     threads: int = Field(

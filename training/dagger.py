@@ -3,10 +3,11 @@
 Behaviour cloning learns from the expert's games, but a policy that is only nearly the expert
 soon stands in positions the expert never reached: won endgames it does not convert, stalemates
 it gives, moves it repeats. A round here plays ``games`` games of the policy against the
-opponent (in lockstep, one batched forward pass per move), labels every position the policy moved
-in with the expert's move, adds them to the rounds before (DAgger's aggregate), mixes in
-``replay`` times as many rows of the BC dataset (so the opening and middlegame are not
-forgotten), and trains the same policy on that for a few epochs.
+opponent (in lockstep, one batched forward pass per move), labels every position the policy
+moved in with the expert's move, marks the moves that would have drawn the game there (the BC
+loss pushes them down: ``BCConfig.avoid_coef``), adds them to the rounds before (DAgger's
+aggregate), mixes in ``replay`` times as many rows of the BC dataset (so the opening and
+middlegame are not forgotten), and trains the same policy on that for a few epochs.
 """
 
 from __future__ import annotations
@@ -27,19 +28,23 @@ __all__ = ["collect_positions", "dagger_round"]
 
 def collect_positions(
     policy: Any, *, games: int, opponent: str, seed: int, max_plies: int
-) -> tuple[list[str], np.ndarray]:
-    """The FENs of every position the policy moved in, and the game each came from."""
+) -> tuple[list[str], np.ndarray, list[list[int]]]:
+    """The FENs of every position the policy moved in, the game each came from, and the moves
+    that would have drawn that game there (``ChessGame.drawing_actions``: the game's history
+    decides repetitions, which the FEN alone cannot)."""
     fens: list[str] = []
     episodes: list[int] = []
+    drawing: list[list[int]] = []
 
     def record(index: int, env: ChessEnv) -> None:
         fens.append(env.board.fen())
         episodes.append(index)
+        drawing.append(env.game.drawing_actions())
 
     play_policy_games(
         policy, opponent, games=games, seed=seed, max_plies=max_plies, before_move=record
     )
-    return fens, np.asarray(episodes, dtype=np.int32)
+    return fens, np.asarray(episodes, dtype=np.int32), drawing
 
 
 def dagger_round(
@@ -52,7 +57,7 @@ def dagger_round(
     seed: int,
 ) -> tuple[BCTrainingResultDTO, BCDataset]:
     """One round on ``model`` (trained in place): the BC result and the new aggregate."""
-    fens, episodes = collect_positions(
+    fens, episodes, drawing = collect_positions(
         model.policy,
         games=config.games,
         opponent=config.opponent,
@@ -60,7 +65,13 @@ def dagger_round(
         max_plies=config.max_plies,
     )
     labelled = label_positions(
-        config.expert, fens, episodes, seed, workers=bc.workers, progress_bar=bc.progress_bar
+        config.expert,
+        fens,
+        episodes,
+        seed,
+        avoid=drawing,
+        workers=bc.workers,
+        progress_bar=bc.progress_bar,
     )
     aggregate = labelled if aggregate is None else combine([aggregate, labelled])
     parts = [aggregate]

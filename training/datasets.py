@@ -14,8 +14,10 @@
 The .npz holds ``observations`` (or ``observations/<key>`` per key of a Dict observation),
 ``actions`` (int64), ``episodes`` (int32, the game each row comes from), ``source`` (uint8, an
 index into the manifest's ``sources``), and for chess ``masks`` (uint8, the 4672 legal-action
-bits packed by ``np.packbits`` into 584 bytes) and ``fens`` (the positions, for debugging). Its
-bytes depend on the arrays only (fixed zip timestamps), so the same seed gives the same SHA-256.
+bits packed by ``np.packbits`` into 584 bytes), ``fens`` (the positions, for debugging) and,
+when the positions come from whole games the learner played (DAgger), ``avoid`` (packed like the
+masks: the moves that would have drawn the game there). Its bytes depend on the arrays only
+(fixed zip timestamps), so the same seed gives the same SHA-256.
 """
 
 from __future__ import annotations
@@ -113,6 +115,9 @@ class BCDataset:
             whole).
         source: (N,) uint8, each row's kind of game: an index into ``manifest.sources``.
         fens: (N,) str, the chess positions (None for worlds).
+        avoid: (N, 584) uint8, packed like ``masks``: legal moves that end the game in a draw
+            in that game (stalemate, repetition, ...), the negative examples of
+            ``BCConfig.avoid_coef``; None when unknown (positions without their game).
         manifest: what the arrays hold and where they came from; ``sha256`` is of the .npz
             ``save`` writes (see the module doc).
 
@@ -132,6 +137,7 @@ class BCDataset:
     source: np.ndarray
     fens: np.ndarray | None
     manifest: DatasetManifestDTO
+    avoid: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         rows, manifest = len(self.actions), self.manifest
@@ -140,12 +146,15 @@ class BCDataset:
                 raise DatasetError(f"{name} has {len(array)} rows, actions has {rows}")
         if self.actions.dtype != np.int64:
             raise DatasetError(f"actions must be int64, got {self.actions.dtype}")
-        if self.masks is not None and (
-            self.masks.dtype != np.uint8 or self.masks.shape[1:] != (MASK_BYTES,)
-        ):
-            raise DatasetError(
-                f"masks must be (N, {MASK_BYTES}) uint8, got {self.masks.shape} {self.masks.dtype}"
-            )
+        for name, packed in (("masks", self.masks), ("avoid", self.avoid)):
+            if packed is not None and (
+                packed.dtype != np.uint8 or packed.shape[1:] != (MASK_BYTES,)
+            ):
+                raise DatasetError(
+                    f"{name} must be (N, {MASK_BYTES}) uint8, got {packed.shape} {packed.dtype}"
+                )
+        if self.avoid is not None and self.masks is None:
+            raise DatasetError("avoid needs masks: it marks legal chess moves")
         if rows != manifest.positions:
             raise DatasetError(f"the manifest says {manifest.positions} positions, got {rows}")
         if manifest.masked != (self.masks is not None):
@@ -169,6 +178,8 @@ class BCDataset:
             arrays["masks"] = self.masks
         if self.fens is not None:
             arrays["fens"] = self.fens
+        if self.avoid is not None:
+            arrays["avoid"] = self.avoid
         return arrays
 
     def __len__(self) -> int:
@@ -188,6 +199,12 @@ class BCDataset:
             raise DatasetError(f"this {self.manifest.env} dataset has no action masks")
         return np.unpackbits(self.masks[indices], axis=1, count=ACTION_SIZE).astype(bool)
 
+    def unpacked_avoid(self, indices: np.ndarray | slice) -> np.ndarray:
+        """The (len(indices), 4672) bool moves to avoid of a batch of rows (see ``avoid``)."""
+        if self.avoid is None:
+            raise DatasetError("this dataset has no moves to avoid")
+        return np.unpackbits(self.avoid[indices], axis=1, count=ACTION_SIZE).astype(bool)
+
     def subset(self, indices: np.ndarray) -> BCDataset:
         """The rows ``indices`` (in that order), with the manifest counted and hashed again."""
         observations = (
@@ -202,6 +219,7 @@ class BCDataset:
             episodes=self.episodes[indices],
             source=self.source[indices],
             fens=None if self.fens is None else self.fens[indices],
+            avoid=None if self.avoid is None else self.avoid[indices],
             template=self.manifest,
         )
 
@@ -253,6 +271,7 @@ def _assemble(
     source: np.ndarray,
     fens: np.ndarray | None,
     template: DatasetManifestDTO,
+    avoid: np.ndarray | None = None,
 ) -> BCDataset:
     """A dataset whose manifest is ``template`` with the counts, shapes and hash of these rows."""
     arrays = {
@@ -262,6 +281,7 @@ def _assemble(
         "episodes": episodes,
         "source": source,
         "fens": fens,
+        "avoid": avoid,
     }
     names = list(template.sources)
     counts = np.bincount(source, minlength=len(names))
@@ -323,6 +343,7 @@ def load_dataset(path: str | os.PathLike[str]) -> BCDataset:
             episodes=arrays.pop("episodes"),
             source=arrays.pop("source"),
             fens=arrays.pop("fens", None),
+            avoid=arrays.pop("avoid", None),
             manifest=manifest,
         )
     except (DatasetError, KeyError, ValueError, zipfile.BadZipFile) as error:
@@ -382,11 +403,9 @@ def _label_game(
             raise RuntimeError(
                 f"the expert {expert!r} chose {label.uci()}, illegal in {board.fen()}"
             )
-        mask = np.zeros(ACTION_SIZE, dtype=bool)
-        mask[game.legal_actions] = True
         rows.observations.append(board_to_tensor(board))
         rows.actions.append(encode_move(label, board.turn))
-        rows.masks.append(np.packbits(mask))
+        rows.masks.append(_packed(game.legal_actions))
         rows.episodes.append(episode)
         rows.source.append(source)
         rows.fens.append(board.fen())
@@ -552,6 +571,7 @@ def label_positions(
     seed: int,
     *,
     source: str = "dagger",
+    avoid: list[list[int]] | None = None,
     workers: int = 1,
     progress_bar: bool = True,
 ) -> BCDataset:
@@ -559,10 +579,13 @@ def label_positions(
 
     Each FEN is labelled on its own board (no move stack, as the agent sees it), in blocks of
     ``BLOCK_POSITIONS`` seeded from ``seed``, in ``workers`` processes; ``episodes`` says which
-    game each position came from, so ``split`` keeps games whole.
+    game each position came from, so ``split`` keeps games whole. ``avoid`` gives, per position,
+    the actions that would have drawn its game there (``ChessGame.drawing_actions``).
     """
     if not fens:
         raise ValueError("no positions to label")
+    if avoid is not None and len(avoid) != len(fens):
+        raise ValueError(f"avoid has {len(avoid)} entries for {len(fens)} positions")
     name = _expert_name(expert)
     chunks = [fens[i : i + BLOCK_POSITIONS] for i in range(0, len(fens), BLOCK_POSITIONS)]
     jobs = [(name, episode_seed(seed, 0, index), chunk) for index, chunk in enumerate(chunks)]
@@ -583,10 +606,18 @@ def label_positions(
         episodes=np.asarray(episodes, dtype=np.int32),
         source=np.zeros(len(fens), dtype=np.uint8),
         fens=np.asarray(fens, dtype=str),
+        avoid=None if avoid is None else np.stack([_packed(actions) for actions in avoid]),
         template=_template(
             "chess", name, seed, BOARD_SHAPE, spaces.Discrete(ACTION_SIZE), (source,)
         ),
     )
+
+
+def _packed(actions: list[int]) -> np.ndarray:
+    """``actions`` as a packed 4672-bit mask (the format of ``masks`` and ``avoid``)."""
+    mask = np.zeros(ACTION_SIZE, dtype=bool)
+    mask[actions] = True
+    return np.packbits(mask)
 
 
 def _label_fens(
@@ -602,11 +633,9 @@ def _label_fens(
             label = player.choose_move(game.board.copy(stack=False), game.legal_moves)
             if not game.is_legal(label):
                 raise RuntimeError(f"the expert {player!r} chose {label.uci()}, illegal in {fen}")
-            mask = np.zeros(ACTION_SIZE, dtype=bool)
-            mask[game.legal_actions] = True
             observations.append(board_to_tensor(game.board))
             actions.append(encode_move(label, game.board.turn))
-            masks.append(np.packbits(mask))
+            masks.append(_packed(game.legal_actions))
     finally:
         player.close()
     return observations, actions, masks
@@ -634,6 +663,14 @@ def combine(datasets: list[BCDataset]) -> BCDataset:
         offset += int(data.episodes.max()) + 1 if len(data) else 0
     experts = list(dict.fromkeys(data.manifest.expert for data in datasets))
     first = datasets[0].manifest
+    avoid = None
+    if any(data.avoid is not None for data in datasets):  # positions without theirs: none known
+        avoid = np.concatenate(
+            [
+                data.avoid if data.avoid is not None else np.zeros_like(data.masks)
+                for data in datasets
+            ]  # type: ignore[arg-type]
+        )
     return _assemble(
         observations=np.concatenate([data.observations for data in datasets]),  # type: ignore[misc]
         actions=np.concatenate([data.actions for data in datasets]),
@@ -641,6 +678,7 @@ def combine(datasets: list[BCDataset]) -> BCDataset:
         episodes=np.concatenate(episodes).astype(np.int32),
         source=np.concatenate(sources),
         fens=np.concatenate([data.fens for data in datasets]),  # type: ignore[misc]
+        avoid=avoid,
         template=_template(
             "chess",
             "+".join(experts),

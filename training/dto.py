@@ -327,5 +327,10 @@ class AnnealSummaryDTO(FrozenDTO):
     )
     final_evaluation: EvaluationResultDTO | None = Field(description="The kept model's match")
     duration_sec: float = Field(ge=0)
+    cpu_sec: float = Field(
+        ge=0,
+        description="CPU time of the run: this process and its finished children (labelling "
+        "workers, the engines they ran), user + system",
+    )
     artifacts: ArtifactsDTO = Field(default_factory=ArtifactsDTO)
     config: AnnealConfig

@@ -25,7 +25,7 @@ def model():  # type: ignore[no-untyped-def]
 
 
 def test_collected_positions_are_the_policys_turns_in_its_games(model) -> None:  # type: ignore[no-untyped-def]
-    fens, episodes = collect_positions(
+    fens, episodes, _ = collect_positions(
         model.policy, games=4, opponent="random", seed=0, max_plies=40
     )
     games = play_policy_games(model.policy, "random", games=4, seed=0, max_plies=40)

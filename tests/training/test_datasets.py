@@ -31,10 +31,12 @@ from training.datasets import (
     OPENING_PLIES,
     BCDataset,
     DatasetError,
+    combine,
     episode_seed,
     flat_action,
     generate_chess_dataset,
     generate_world_dataset,
+    label_positions,
     load_dataset,
 )
 from training.dto import DatasetManifestDTO
@@ -408,3 +410,51 @@ def test_parallel_workers_label_the_same_rows(monkeypatch: pytest.MonkeyPatch) -
     assert np.array_equal(alone.episodes, pooled.episodes)
     # episodes are whole games: unique per block, increasing over the blocks
     assert np.all(np.diff(alone.episodes) >= 0) and alone.episodes[0] == 0
+
+
+# -- moves to avoid (DAgger's drawn games) ------------------------------------------------------
+
+STALEMATE_FEN = "k7/8/8/2Q5/8/8/8/7K w - - 0 1"  # Qb6 and Qc7 stalemate
+
+
+def avoid_data() -> BCDataset:
+    fens = [chess.STARTING_FEN, STALEMATE_FEN]
+    board = chess.Board(STALEMATE_FEN)
+    drawing = [encode_move(chess.Move.from_uci(uci), board.turn) for uci in ("c5b6", "c5c7")]
+    return label_positions(
+        "alphabeta:1", fens, np.array([0, 1]), seed=0, avoid=[[], drawing], progress_bar=False
+    )
+
+
+def test_avoid_marks_the_given_moves_and_round_trips(tmp_path: Path) -> None:
+    data = avoid_data()
+    avoid = data.unpacked_avoid(np.arange(2))
+    board = chess.Board(STALEMATE_FEN)
+    assert not avoid[0].any()
+    assert {decode_action(int(a), board).uci() for a in np.flatnonzero(avoid[1])} == {
+        "c5b6",
+        "c5c7",
+    }
+    data.save(tmp_path / "data")
+    assert_same(load_dataset(tmp_path / "data"), data)
+    np.testing.assert_array_equal(data.subset(np.array([1])).unpacked_avoid([0])[0], avoid[1])
+
+
+def test_combine_keeps_avoid_and_marks_nothing_where_it_was_unknown(
+    chess_data: BCDataset,
+) -> None:
+    both = combine([chess_data, avoid_data()])
+    assert both.avoid is not None and len(both) == len(chess_data) + 2
+    assert not both.unpacked_avoid(np.arange(len(chess_data))).any()
+    np.testing.assert_array_equal(both.avoid[-2:], avoid_data().avoid)
+    assert chess_data.avoid is None and combine([chess_data, chess_data]).avoid is None
+
+
+def test_avoid_must_fit_the_positions_and_the_mask_shape(chess_data: BCDataset) -> None:
+    with pytest.raises(ValueError, match="avoid has 1 entries for 2 positions"):
+        label_positions(
+            "alphabeta:1", [chess.STARTING_FEN] * 2, np.array([0, 0]), 0, avoid=[[]],
+            progress_bar=False,
+        )  # fmt: skip
+    with pytest.raises(DatasetError, match="avoid must be"):
+        BCDataset(**{**vars(chess_data), "avoid": np.zeros((len(chess_data), 3), np.uint8)})
