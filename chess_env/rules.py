@@ -23,6 +23,7 @@ when such a move is actually played. PettingZoo's chess applies ``can_claim_draw
 from __future__ import annotations
 
 from collections.abc import Hashable
+from typing import NamedTuple
 
 import chess
 import numpy as np
@@ -41,9 +42,16 @@ from chess_env.encoding import (
 )
 from chess_env.errors import IllegalActionError
 
-__all__ = ["DEFAULT_MAX_PLIES", "ChessGame"]
+__all__ = ["DEFAULT_MAX_PLIES", "ChessGame", "EndingActions"]
 
 DEFAULT_MAX_PLIES = 512
+
+
+class EndingActions(NamedTuple):
+    """``ChessGame.ending_actions``: the legal actions that mate and those that draw."""
+
+    mating: list[int]
+    drawing: list[int]
 
 
 class ChessGame:
@@ -186,17 +194,18 @@ class ChessGame:
         self.plies += 1
         self._generate()
 
-    def drawing_actions(self) -> list[int]:
-        """The legal actions whose move ends the game in a draw by these rules (stalemate,
-        insufficient material, repetition, the move-count rules): what a side that is winning
-        must not play. Training uses them as negative examples (``training.dagger``)."""
-        drawing = []
+    def ending_actions(self) -> EndingActions:
+        """The legal actions whose move ends the game on the spot by these rules: those that
+        mate, and those that draw (stalemate, insufficient material, repetition, the move-count
+        rules), which a side that is winning must not play. ``training.dagger`` trains on both.
+        """
+        mating, drawing = [], []
         for action, move in zip(self.legal_actions, self.legal_moves, strict=True):
             self.play(move)
-            if self.outcome is not None and self.outcome.winner is None:
-                drawing.append(action)
+            if self.outcome is not None:
+                (drawing if self.outcome.winner is None else mating).append(action)
             self.undo()
-        return drawing
+        return EndingActions(mating, drawing)
 
     def play_action(self, action: object) -> chess.Move:
         move = self.move_for_action(action)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm  # text bars: tqdm.auto warns in Jupyter without ipywidgets
 
 from training.config import BCConfig, PPOConfig
 from training.dto import ArtifactsDTO, BCEpochDTO, BCTrainingResultDTO, EvaluationResultDTO
@@ -97,6 +97,7 @@ class _LossCoefs:
     """The loss terms' weights (see ``BCConfig``)."""
 
     entropy: float
+    mate: float = 0.0
     avoid: float = 0.0
 
 
@@ -156,9 +157,10 @@ def _masked_terms(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(NLL, bonus, argmax) under MaskablePPO's masked distribution, normalised once.
 
-    The bonus is the entropy term minus, for rows with moves to avoid (``dataset.avoid``),
-    ``-log(1 - p(avoided))``: an unlikelihood term that pushes down the moves that drew the
-    policy's own games, unless the expert's move is one of them (then the game was drawn anyway).
+    The bonus is the entropy term plus two terms for rows of the learner's own games: where it
+    could mate (``dataset.mates``), ``log p(any mating move)``, since any mate wins whichever the
+    expert named; where moves would have drawn (``dataset.avoid``), the unlikelihood
+    ``log(1 - p(drawing moves))``, unless the expert's move is one of them (a drawn game anyway).
     """
     masks = dataset.unpacked_masks(indices)
     distribution = policy.get_distribution(observations, action_masks=masks).distribution
@@ -166,8 +168,13 @@ def _masked_terms(
     probs = distribution.probs
     nll = -log_probs.gather(1, actions[:, None]).mean()
     bonus = coefs.entropy * -(probs * log_probs).sum(dim=-1).mean()
+    if coefs.mate > 0 and dataset.mates is not None:
+        mates = torch.as_tensor(dataset.unpacked("mates", indices), device=probs.device)
+        mating = (probs * mates).sum(dim=-1)
+        can_mate = mates.any(dim=-1)
+        bonus = bonus + coefs.mate * torch.log(mating.clamp(min=1e-8)).where(can_mate, 0).mean()
     if coefs.avoid > 0 and dataset.avoid is not None:
-        avoid = torch.as_tensor(dataset.unpacked_avoid(indices), device=probs.device)
+        avoid = torch.as_tensor(dataset.unpacked("avoid", indices), device=probs.device)
         avoid &= ~avoid.gather(1, actions[:, None])  # the expert drew too: nothing to avoid
         avoided = (probs * avoid).sum(dim=-1)
         bonus = bonus + coefs.avoid * torch.log1p(-avoided.clamp(max=1 - 1e-6)).mean()
@@ -202,7 +209,7 @@ def train_bc(
     )
     batches = _Batches(len(train), config.batch_size, np.random.default_rng(config.seed))
     val_batches = _Batches(len(val), config.batch_size, np.random.default_rng(0)).epoch(False)
-    coefs = _LossCoefs(config.entropy_coef, config.avoid_coef)
+    coefs = _LossCoefs(config.entropy_coef, config.mate_coef, config.avoid_coef)
     history: list[BCEpochDTO] = []
     best_state, best_epoch, best_val = copy.deepcopy(policy.state_dict()), 1, float("inf")
     start = time.perf_counter()

@@ -94,6 +94,12 @@ class BCConfig(FrozenDTO):
     learning_rate: float = Field(1e-3, gt=0)
     weight_decay: float = Field(1e-4, ge=0)
     entropy_coef: float = Field(1e-3, ge=0, description="Entropy bonus in the loss")
+    mate_coef: float = Field(
+        1.0,
+        ge=0,
+        description="Weight of the likelihood of any mating move where the learner's own games "
+        "could mate (rows a DAgger round marked)",
+    )
     avoid_coef: float = Field(
         1.0,
         ge=0,

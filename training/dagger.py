@@ -4,8 +4,9 @@ Behaviour cloning learns from the expert's games, but a policy that is only near
 soon stands in positions the expert never reached: won endgames it does not convert, stalemates
 it gives, moves it repeats. A round here plays ``games`` games of the policy against the
 opponent (in lockstep, one batched forward pass per move), labels every position the policy
-moved in with the expert's move, marks the moves that would have drawn the game there (the BC
-loss pushes them down: ``BCConfig.avoid_coef``), adds them to the rounds before (DAgger's
+moved in with the expert's move, marks the moves that would have mated or drawn the game there
+(the BC loss pulls the mates up and pushes the draws down: ``BCConfig.mate_coef`` and
+``avoid_coef``), adds them to the rounds before (DAgger's
 aggregate), mixes in ``replay`` times as many rows of the BC dataset (so the opening and
 middlegame are not forgotten), and trains the same policy on that for a few epochs.
 """
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from chess_env import ChessEnv
+from chess_env.rules import EndingActions
 from training.bc import train_bc
 from training.config import BCConfig, DaggerConfig
 from training.datasets import BCDataset, combine, label_positions
@@ -28,23 +30,23 @@ __all__ = ["collect_positions", "dagger_round"]
 
 def collect_positions(
     policy: Any, *, games: int, opponent: str, seed: int, max_plies: int
-) -> tuple[list[str], np.ndarray, list[list[int]]]:
+) -> tuple[list[str], np.ndarray, list[EndingActions]]:
     """The FENs of every position the policy moved in, the game each came from, and the moves
-    that would have drawn that game there (``ChessGame.drawing_actions``: the game's history
-    decides repetitions, which the FEN alone cannot)."""
+    that would have mated or drawn that game there (``ChessGame.ending_actions``: the game's
+    history decides repetitions, which the FEN alone cannot)."""
     fens: list[str] = []
     episodes: list[int] = []
-    drawing: list[list[int]] = []
+    endings: list[EndingActions] = []
 
     def record(index: int, env: ChessEnv) -> None:
         fens.append(env.board.fen())
         episodes.append(index)
-        drawing.append(env.game.drawing_actions())
+        endings.append(env.game.ending_actions())
 
     play_policy_games(
         policy, opponent, games=games, seed=seed, max_plies=max_plies, before_move=record
     )
-    return fens, np.asarray(episodes, dtype=np.int32), drawing
+    return fens, np.asarray(episodes, dtype=np.int32), endings
 
 
 def dagger_round(
@@ -57,7 +59,7 @@ def dagger_round(
     seed: int,
 ) -> tuple[BCTrainingResultDTO, BCDataset]:
     """One round on ``model`` (trained in place): the BC result and the new aggregate."""
-    fens, episodes, drawing = collect_positions(
+    fens, episodes, endings = collect_positions(
         model.policy,
         games=config.games,
         opponent=config.opponent,
@@ -69,7 +71,7 @@ def dagger_round(
         fens,
         episodes,
         seed,
-        avoid=drawing,
+        endings=endings,
         workers=bc.workers,
         progress_bar=bc.progress_bar,
     )

@@ -15,9 +15,9 @@ The .npz holds ``observations`` (or ``observations/<key>`` per key of a Dict obs
 ``actions`` (int64), ``episodes`` (int32, the game each row comes from), ``source`` (uint8, an
 index into the manifest's ``sources``), and for chess ``masks`` (uint8, the 4672 legal-action
 bits packed by ``np.packbits`` into 584 bytes), ``fens`` (the positions, for debugging) and,
-when the positions come from whole games the learner played (DAgger), ``avoid`` (packed like the
-masks: the moves that would have drawn the game there). Its bytes depend on the arrays only
-(fixed zip timestamps), so the same seed gives the same SHA-256.
+when the positions come from whole games the learner played (DAgger), ``mates`` and ``avoid``
+(packed like the masks: the moves that would have mated, and drawn, the game there). Its bytes
+depend on the arrays only (fixed zip timestamps), so the same seed gives the same SHA-256.
 """
 
 from __future__ import annotations
@@ -36,11 +36,11 @@ import chess
 import numpy as np
 from gymnasium import spaces
 from pydantic import ValidationError
-from tqdm.auto import tqdm
+from tqdm import tqdm  # text bars: tqdm.auto warns in Jupyter without ipywidgets
 
 from chess_env.encoding import ACTION_SIZE, board_to_tensor, encode_move
 from chess_env.opponents import Opponent, RandomOpponent
-from chess_env.rules import ChessGame
+from chess_env.rules import ChessGame, EndingActions
 from training.dto import DatasetManifestDTO
 from training.envs import env_factory
 from training.experts import chess_expert, world_expert
@@ -70,6 +70,7 @@ GAME_PLIES = 200  # a game is cut here: long endgames would crowd the data with 
 OPENING_PLIES = (2, 8)  # self-play starts with this many random plies (inclusive): else every
 # game against a deterministic expert (Stockfish at a fixed depth) would be the same game
 OBSERVATION_PREFIX = "observations/"
+EXTRA_MOVE_SETS = ("mates", "avoid")  # optional packed move sets beside the legal-move masks
 BLOCK_POSITIONS = 4096  # positions per independently seeded block: the unit of parallel work
 GAMES_PER_BLOCK = 1_000_000  # game seeds of block b are b * GAMES_PER_BLOCK + game
 
@@ -115,6 +116,8 @@ class BCDataset:
             whole).
         source: (N,) uint8, each row's kind of game: an index into ``manifest.sources``.
         fens: (N,) str, the chess positions (None for worlds).
+        mates: (N, 584) uint8, packed like ``masks``: the legal moves that mate (any of them
+            wins, whichever the expert named: ``BCConfig.mate_coef``); None when not recorded.
         avoid: (N, 584) uint8, packed like ``masks``: legal moves that end the game in a draw
             in that game (stalemate, repetition, ...), the negative examples of
             ``BCConfig.avoid_coef``; None when unknown (positions without their game).
@@ -137,6 +140,7 @@ class BCDataset:
     source: np.ndarray
     fens: np.ndarray | None
     manifest: DatasetManifestDTO
+    mates: np.ndarray | None = None
     avoid: np.ndarray | None = None
 
     def __post_init__(self) -> None:
@@ -146,15 +150,16 @@ class BCDataset:
                 raise DatasetError(f"{name} has {len(array)} rows, actions has {rows}")
         if self.actions.dtype != np.int64:
             raise DatasetError(f"actions must be int64, got {self.actions.dtype}")
-        for name, packed in (("masks", self.masks), ("avoid", self.avoid)):
+        for name, packed in self._packed_arrays().items():
             if packed is not None and (
                 packed.dtype != np.uint8 or packed.shape[1:] != (MASK_BYTES,)
             ):
                 raise DatasetError(
                     f"{name} must be (N, {MASK_BYTES}) uint8, got {packed.shape} {packed.dtype}"
                 )
-        if self.avoid is not None and self.masks is None:
-            raise DatasetError("avoid needs masks: it marks legal chess moves")
+        for name in EXTRA_MOVE_SETS:
+            if getattr(self, name) is not None and self.masks is None:
+                raise DatasetError(f"{name} needs masks: it marks legal chess moves")
         if rows != manifest.positions:
             raise DatasetError(f"the manifest says {manifest.positions} positions, got {rows}")
         if manifest.masked != (self.masks is not None):
@@ -178,9 +183,16 @@ class BCDataset:
             arrays["masks"] = self.masks
         if self.fens is not None:
             arrays["fens"] = self.fens
-        if self.avoid is not None:
-            arrays["avoid"] = self.avoid
+        arrays.update(
+            (name, getattr(self, name))
+            for name in EXTRA_MOVE_SETS
+            if getattr(self, name) is not None
+        )
         return arrays
+
+    def _packed_arrays(self) -> dict[str, np.ndarray]:
+        named = {"masks": self.masks, **{name: getattr(self, name) for name in EXTRA_MOVE_SETS}}
+        return {name: array for name, array in named.items() if array is not None}
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -195,15 +207,16 @@ class BCDataset:
 
     def unpacked_masks(self, indices: np.ndarray | slice) -> np.ndarray:
         """The (len(indices), 4672) bool legal-action masks of a batch of rows."""
-        if self.masks is None:
-            raise DatasetError(f"this {self.manifest.env} dataset has no action masks")
-        return np.unpackbits(self.masks[indices], axis=1, count=ACTION_SIZE).astype(bool)
+        return self.unpacked("masks", indices)
 
-    def unpacked_avoid(self, indices: np.ndarray | slice) -> np.ndarray:
-        """The (len(indices), 4672) bool moves to avoid of a batch of rows (see ``avoid``)."""
-        if self.avoid is None:
-            raise DatasetError("this dataset has no moves to avoid")
-        return np.unpackbits(self.avoid[indices], axis=1, count=ACTION_SIZE).astype(bool)
+    def unpacked(self, name: str, indices: np.ndarray | slice) -> np.ndarray:
+        """A batch of rows of the packed move set ``name`` (``masks``, ``mates`` or ``avoid``)
+        as (len(indices), 4672) bool."""
+        packed = self._packed_arrays().get(name)
+        if packed is None:
+            kind = {"masks": "action masks", "mates": "mating moves", "avoid": "moves to avoid"}
+            raise DatasetError(f"this {self.manifest.env} dataset has no {kind.get(name, name)}")
+        return np.unpackbits(packed[indices], axis=1, count=ACTION_SIZE).astype(bool)
 
     def subset(self, indices: np.ndarray) -> BCDataset:
         """The rows ``indices`` (in that order), with the manifest counted and hashed again."""
@@ -219,7 +232,10 @@ class BCDataset:
             episodes=self.episodes[indices],
             source=self.source[indices],
             fens=None if self.fens is None else self.fens[indices],
-            avoid=None if self.avoid is None else self.avoid[indices],
+            **{
+                name: None if getattr(self, name) is None else getattr(self, name)[indices]
+                for name in EXTRA_MOVE_SETS
+            },
             template=self.manifest,
         )
 
@@ -271,6 +287,7 @@ def _assemble(
     source: np.ndarray,
     fens: np.ndarray | None,
     template: DatasetManifestDTO,
+    mates: np.ndarray | None = None,
     avoid: np.ndarray | None = None,
 ) -> BCDataset:
     """A dataset whose manifest is ``template`` with the counts, shapes and hash of these rows."""
@@ -281,6 +298,7 @@ def _assemble(
         "episodes": episodes,
         "source": source,
         "fens": fens,
+        "mates": mates,
         "avoid": avoid,
     }
     names = list(template.sources)
@@ -343,7 +361,7 @@ def load_dataset(path: str | os.PathLike[str]) -> BCDataset:
             episodes=arrays.pop("episodes"),
             source=arrays.pop("source"),
             fens=arrays.pop("fens", None),
-            avoid=arrays.pop("avoid", None),
+            **{name: arrays.pop(name, None) for name in EXTRA_MOVE_SETS},
             manifest=manifest,
         )
     except (DatasetError, KeyError, ValueError, zipfile.BadZipFile) as error:
@@ -571,7 +589,7 @@ def label_positions(
     seed: int,
     *,
     source: str = "dagger",
-    avoid: list[list[int]] | None = None,
+    endings: list[EndingActions] | None = None,
     workers: int = 1,
     progress_bar: bool = True,
 ) -> BCDataset:
@@ -579,13 +597,14 @@ def label_positions(
 
     Each FEN is labelled on its own board (no move stack, as the agent sees it), in blocks of
     ``BLOCK_POSITIONS`` seeded from ``seed``, in ``workers`` processes; ``episodes`` says which
-    game each position came from, so ``split`` keeps games whole. ``avoid`` gives, per position,
-    the actions that would have drawn its game there (``ChessGame.drawing_actions``).
+    game each position came from, so ``split`` keeps games whole. ``endings`` gives, per position,
+    the actions that would have mated and drawn its game there (``ChessGame.ending_actions``):
+    the dataset's ``mates`` and ``avoid``.
     """
     if not fens:
         raise ValueError("no positions to label")
-    if avoid is not None and len(avoid) != len(fens):
-        raise ValueError(f"avoid has {len(avoid)} entries for {len(fens)} positions")
+    if endings is not None and len(endings) != len(fens):
+        raise ValueError(f"endings has {len(endings)} entries for {len(fens)} positions")
     name = _expert_name(expert)
     chunks = [fens[i : i + BLOCK_POSITIONS] for i in range(0, len(fens), BLOCK_POSITIONS)]
     jobs = [(name, episode_seed(seed, 0, index), chunk) for index, chunk in enumerate(chunks)]
@@ -606,7 +625,14 @@ def label_positions(
         episodes=np.asarray(episodes, dtype=np.int32),
         source=np.zeros(len(fens), dtype=np.uint8),
         fens=np.asarray(fens, dtype=str),
-        avoid=None if avoid is None else np.stack([_packed(actions) for actions in avoid]),
+        **(
+            {}
+            if endings is None
+            else {
+                "mates": np.stack([_packed(ending.mating) for ending in endings]),
+                "avoid": np.stack([_packed(ending.drawing) for ending in endings]),
+            }
+        ),
         template=_template(
             "chess", name, seed, BOARD_SHAPE, spaces.Discrete(ACTION_SIZE), (source,)
         ),
@@ -663,14 +689,16 @@ def combine(datasets: list[BCDataset]) -> BCDataset:
         offset += int(data.episodes.max()) + 1 if len(data) else 0
     experts = list(dict.fromkeys(data.manifest.expert for data in datasets))
     first = datasets[0].manifest
-    avoid = None
-    if any(data.avoid is not None for data in datasets):  # positions without theirs: none known
-        avoid = np.concatenate(
+    move_sets = {  # rows without a set mark none of its moves
+        name: np.concatenate(
             [
-                data.avoid if data.avoid is not None else np.zeros_like(data.masks)
+                np.zeros_like(data.masks) if getattr(data, name) is None else getattr(data, name)
                 for data in datasets
-            ]  # type: ignore[arg-type]
+            ]
         )
+        for name in EXTRA_MOVE_SETS
+        if any(getattr(data, name) is not None for data in datasets)
+    }
     return _assemble(
         observations=np.concatenate([data.observations for data in datasets]),  # type: ignore[misc]
         actions=np.concatenate([data.actions for data in datasets]),
@@ -678,7 +706,7 @@ def combine(datasets: list[BCDataset]) -> BCDataset:
         episodes=np.concatenate(episodes).astype(np.int32),
         source=np.concatenate(sources),
         fens=np.concatenate([data.fens for data in datasets]),  # type: ignore[misc]
-        avoid=avoid,
+        **move_sets,
         template=_template(
             "chess",
             "+".join(experts),

@@ -22,7 +22,7 @@ from typing import Any
 import chess
 import chess.pgn
 import numpy as np
-from tqdm.auto import tqdm
+from tqdm import tqdm  # text bars: tqdm.auto warns in Jupyter without ipywidgets
 
 from chess_env import ChessEnv
 from chess_env.encoding import encode_move

@@ -193,39 +193,42 @@ def test_action_mask_is_a_fresh_array_each_call() -> None:
     assert game.action_mask().sum() == 20
 
 
-def drawn_after(board: chess.Board, move: chess.Move) -> bool:
-    """python-chess's verdict: ``move`` ends the game in a draw under the documented rules."""
+def ends_after(board: chess.Board, move: chess.Move) -> chess.Outcome | None:
+    """python-chess's verdict on the position after ``move``, under the documented rules."""
     board.push(move)
     try:
-        outcome = documented_outcome(board, claim_draws=True)
-        return outcome is not None and outcome.winner is None
+        return documented_outcome(board, claim_draws=True)
     finally:
         board.pop()
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_drawing_actions_are_the_moves_python_chess_calls_a_draw(seed: int) -> None:
+def test_ending_actions_are_the_moves_python_chess_ends_the_game_with(seed: int) -> None:
     rng = random.Random(seed)
     game = ChessGame(max_plies=None)
     while not game.is_over:
         before = game.board.fen()
-        expected = [
-            action
-            for action, move in zip(game.legal_actions, game.legal_moves, strict=True)
-            if drawn_after(game.board.copy(), move)
-        ]
-        assert game.drawing_actions() == expected, before
+        outcomes = [ends_after(game.board.copy(), move) for move in game.legal_moves]
+        ended = [(a, o.winner) for a, o in zip(game.legal_actions, outcomes, strict=True) if o]
+        mating = [action for action, winner in ended if winner is not None]  # chess.BLACK is False
+        drawing = [action for action, winner in ended if winner is None]
+        assert game.ending_actions() == (mating, drawing), before
         assert game.board.fen() == before and game.outcome is None  # nothing played for good
         game.play(rng.choice(game.legal_moves))
 
 
-def test_drawing_actions_name_a_stalemate_and_a_threefold_repetition() -> None:
-    stalemate = ChessGame(chess.Board("k7/8/8/2Q5/8/8/8/7K w - - 0 1"))
-    drawing = {stalemate.move_for_action(a).uci() for a in stalemate.drawing_actions()}
-    assert drawing == {"c5b6", "c5c7"}  # each leaves the king on a8 no move, not in check
+def test_ending_actions_name_mates_a_stalemate_and_a_threefold_repetition() -> None:
+    queen = ChessGame(chess.Board("k7/8/8/2Q5/8/8/8/7K w - - 0 1"))
+    mating, drawing = queen.ending_actions()
+    assert mating == []  # the lone queen cannot mate with the king far away
+    # each leaves the king on a8 no move, not in check
+    assert {queen.move_for_action(a).uci() for a in drawing} == {"c5b6", "c5c7"}
+    rook = ChessGame(chess.Board("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"))
+    assert [rook.move_for_action(a).uci() for a in rook.ending_actions().mating] == ["a1a8"]
     repeated = ChessGame()
     for uci in KNIGHT_SHUFFLE + KNIGHT_SHUFFLE[:3]:
         repeated.play_uci(uci)
     # Black's knight back to g8 reaches the start position a third time.
-    assert [repeated.move_for_action(a).uci() for a in repeated.drawing_actions()] == ["f6g8"]
-    assert ChessGame().drawing_actions() == []
+    mating, drawing = repeated.ending_actions()
+    assert mating == [] and [repeated.move_for_action(a).uci() for a in drawing] == ["f6g8"]
+    assert ChessGame().ending_actions() == ([], [])

@@ -25,6 +25,7 @@ from chess_env.encoding import (
     legal_action_mask,
 )
 from chess_env.errors import StockfishNotFoundError
+from chess_env.rules import ChessGame
 from training.datasets import (
     CHESS_SOURCES,
     MASK_BYTES,
@@ -415,46 +416,51 @@ def test_parallel_workers_label_the_same_rows(monkeypatch: pytest.MonkeyPatch) -
 # -- moves to avoid (DAgger's drawn games) ------------------------------------------------------
 
 STALEMATE_FEN = "k7/8/8/2Q5/8/8/8/7K w - - 0 1"  # Qb6 and Qc7 stalemate
+MATE_FEN = "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"  # Ra8 mates
 
 
-def avoid_data() -> BCDataset:
-    fens = [chess.STARTING_FEN, STALEMATE_FEN]
-    board = chess.Board(STALEMATE_FEN)
-    drawing = [encode_move(chess.Move.from_uci(uci), board.turn) for uci in ("c5b6", "c5c7")]
+def endings_data() -> BCDataset:
+    fens = [chess.STARTING_FEN, STALEMATE_FEN, MATE_FEN]
+    endings = [ChessGame(chess.Board(fen)).ending_actions() for fen in fens]
     return label_positions(
-        "alphabeta:1", fens, np.array([0, 1]), seed=0, avoid=[[], drawing], progress_bar=False
+        "alphabeta:1", fens, np.array([0, 1, 2]), seed=0, endings=endings, progress_bar=False
     )
 
 
-def test_avoid_marks_the_given_moves_and_round_trips(tmp_path: Path) -> None:
-    data = avoid_data()
-    avoid = data.unpacked_avoid(np.arange(2))
-    board = chess.Board(STALEMATE_FEN)
-    assert not avoid[0].any()
-    assert {decode_action(int(a), board).uci() for a in np.flatnonzero(avoid[1])} == {
-        "c5b6",
-        "c5c7",
-    }
+def ucis(data: BCDataset, name: str, row: int) -> set[str]:
+    board = chess.Board(str(data.fens[row]))
+    return {decode_action(int(a), board).uci() for a in np.flatnonzero(data.unpacked(name, [row]))}
+
+
+def test_mates_and_avoid_mark_the_ending_moves_and_round_trip(tmp_path: Path) -> None:
+    data = endings_data()
+    assert [ucis(data, "mates", row) for row in range(3)] == [set(), set(), {"a1a8"}]
+    assert [ucis(data, "avoid", row) for row in range(3)] == [set(), {"c5b6", "c5c7"}, set()]
     data.save(tmp_path / "data")
     assert_same(load_dataset(tmp_path / "data"), data)
-    np.testing.assert_array_equal(data.subset(np.array([1])).unpacked_avoid([0])[0], avoid[1])
+    assert ucis(data.subset(np.array([1])), "avoid", 0) == {"c5b6", "c5c7"}
 
 
-def test_combine_keeps_avoid_and_marks_nothing_where_it_was_unknown(
+def test_combine_keeps_the_move_sets_and_marks_nothing_where_they_were_unknown(
     chess_data: BCDataset,
 ) -> None:
-    both = combine([chess_data, avoid_data()])
-    assert both.avoid is not None and len(both) == len(chess_data) + 2
-    assert not both.unpacked_avoid(np.arange(len(chess_data))).any()
-    np.testing.assert_array_equal(both.avoid[-2:], avoid_data().avoid)
-    assert chess_data.avoid is None and combine([chess_data, chess_data]).avoid is None
+    both = combine([chess_data, endings_data()])
+    assert len(both) == len(chess_data) + 3
+    for name in ("mates", "avoid"):
+        assert not both.unpacked(name, np.arange(len(chess_data))).any()
+        np.testing.assert_array_equal(getattr(both, name)[-3:], getattr(endings_data(), name))
+    plain = combine([chess_data, chess_data])
+    assert plain.mates is None and plain.avoid is None
+    with pytest.raises(DatasetError, match="has no moves to avoid"):
+        plain.unpacked("avoid", [0])
 
 
-def test_avoid_must_fit_the_positions_and_the_mask_shape(chess_data: BCDataset) -> None:
-    with pytest.raises(ValueError, match="avoid has 1 entries for 2 positions"):
+def test_move_sets_must_fit_the_positions_and_the_mask_shape(chess_data: BCDataset) -> None:
+    with pytest.raises(ValueError, match="endings has 1 entries for 2 positions"):
         label_positions(
-            "alphabeta:1", [chess.STARTING_FEN] * 2, np.array([0, 0]), 0, avoid=[[]],
-            progress_bar=False,
+            "alphabeta:1", [chess.STARTING_FEN] * 2, np.array([0, 0]), 0,
+            endings=[ChessGame().ending_actions()], progress_bar=False,
         )  # fmt: skip
-    with pytest.raises(DatasetError, match="avoid must be"):
-        BCDataset(**{**vars(chess_data), "avoid": np.zeros((len(chess_data), 3), np.uint8)})
+    for name in ("mates", "avoid"):
+        with pytest.raises(DatasetError, match=f"{name} must be"):
+            BCDataset(**{**vars(chess_data), name: np.zeros((len(chess_data), 3), np.uint8)})
