@@ -20,4 +20,6 @@ def test_readme_python_examples_run() -> None:
     assert namespace["rewards"]  # the world example stepped every agent
     trained = namespace["trained"]
     assert (trained.algorithm, trained.updates, trained.evaluation.games) == ("MaskablePPO", 8, 2)  # type: ignore[attr-defined]
+    assert namespace["noisy"].observation_space.shape == (8, 8, 13)  # type: ignore[attr-defined]
+    assert namespace["players"].observation_space("player_0")["observation"].shape == (8, 8, 13)  # type: ignore[attr-defined]
     assert namespace["match"].wins == 4  # type: ignore[attr-defined]  # greedy mates random
