@@ -12,6 +12,13 @@ The table gives the score with its Wilson 95% interval, W/D/L, mates, and wall t
 BC figures (dataset rate, validation accuracy). PettingZoo's own SB3 MaskablePPO chess tutorial
 reports a 0.28 win rate against random; it is quoted, not run. ``--quick`` shrinks every budget
 for a smoke run. Run: ``python -m benchmarks.training [--quick] [--games N]``.
+
+``--strong`` measures the issue's target for the pure network instead: the anneal of
+``training/configs/strong.yaml`` (BC from Stockfish depth 5, then DAgger rounds), a table of its
+stages, the final 400 games against random next to the target (score >= 0.90, >= 80% of games won
+by mate, no losses, within 30 CPU-minutes of training, children included), then the same network
+against the greedy player and Stockfish at depth 1 and skill 0, and with ``OnePlyGuard`` on top
+(reported apart, never mixed into the network's number).
 """
 
 from __future__ import annotations
@@ -19,12 +26,14 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from benchmarks.machine import machine_line
 from training.anneal import anneal
 from training.config import AnnealConfig, load_config
-from training.dto import EvaluationResultDTO
+from training.dto import AnnealSummaryDTO, EvaluationResultDTO
 from training.evaluation import evaluate
 from training.ppo import train_ppo
 
@@ -59,13 +68,111 @@ def ppo_alone(config: AnnealConfig, budget_seconds: float, steps_per_sec: float,
     )
 
 
+STRONG_QUICK = [
+    "schedule=[bc,dagger]",
+    "bc.positions=2000",
+    "bc.epochs=1",
+    "bc_accuracy_threshold=0.0",
+    "dagger.games=4",
+    "eval_games=4",
+    "final_eval_games=8",
+]
+TARGET_SCORE, TARGET_MATES, TARGET_CPU_MINUTES = 0.90, 0.80, 30.0
+
+
+def wdl(evaluation: EvaluationResultDTO) -> str:
+    return f"{evaluation.wins}/{evaluation.draws}/{evaluation.losses}"
+
+
+def stage_rows(summary: AnnealSummaryDTO) -> list[str]:
+    """One row per stage: what it trained on and its evaluation match."""
+    rows = [
+        "| stage | measure | W/D/L | score | stalemates | repetitions |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for stage in summary.stages:
+        evaluation = stage.result.evaluation
+        if evaluation is None:
+            continue
+        metrics = stage.metrics
+        measure = f"val top-1 {metrics['val_accuracy']:.3f}" if "val_accuracy" in metrics else ""
+        if stage.mode == "dagger":
+            measure += f", {int(metrics['positions'] or 0):,} positions"
+        ends = evaluation.terminations
+        repetitions = ends.get("threefold_repetition", 0) + ends.get("fivefold_repetition", 0)
+        rows.append(
+            f"| {stage.cycle}: {stage.mode} | {measure} | {wdl(evaluation)} | "
+            f"{evaluation.score:.3f} | {ends.get('stalemate', 0)} | {repetitions} |"
+        )
+    return rows
+
+
+def strong(games: int | None, quick: bool) -> None:
+    """The issue's target for the pure network, measured end to end."""
+    from chess_env.opponents import StockfishOpponent
+    from training.guard import OnePlyGuard
+
+    overrides = STRONG_QUICK if quick else []
+    if games:
+        overrides = [*overrides, f"final_eval_games={games}"]
+    strong_yaml = Path(str(resources.files("training") / "configs" / "strong.yaml"))
+    config = load_config("anneal", strong_yaml, overrides)
+    assert isinstance(config, AnnealConfig)
+    with tempfile.TemporaryDirectory(prefix="bench-strong-") as folder:
+        summary = anneal(config, out_dir=f"{folder}/anneal")
+        final = summary.final_evaluation
+        if final is None:
+            raise SystemExit(f"the anneal stopped with {summary.status}: {summary}")
+        from training.models import load_model
+
+        model = load_model(str(summary.artifacts.model))
+    seed, count = config.seed + 1, final.games
+    others = {
+        "greedy player": evaluate(model, "greedy", games=count // 2, seed=seed),
+        "Stockfish depth 1, skill 0": evaluate(
+            model, StockfishOpponent(depth=1, skill=0), games=count // 2, seed=seed
+        ),
+        "random, with OnePlyGuard": evaluate(OnePlyGuard(model), "random", games=count, seed=seed),
+    }
+    cpu_minutes = summary.cpu_sec / 60
+    print(machine_line("torch", "stable-baselines3", "sb3-contrib", "chess"))
+    print()
+    print("\n".join(stage_rows(summary)))
+    print()
+    print("| the network (argmax over legal moves) against | games | W/D/L | score [95%] | mates |")
+    print("|---|---:|---:|---:|---:|")
+    for name, evaluation in {"random (the target's match)": final, **others}.items():
+        print(
+            f"| {name} | {evaluation.games} | {wdl(evaluation)} "
+            f"| {evaluation.score:.3f} [{evaluation.score_low:.3f}, {evaluation.score_high:.3f}] "
+            f"| {evaluation.checkmates / evaluation.games:.1%} |"
+        )
+    print()
+    checks = {
+        f"score >= {TARGET_SCORE}": final.score >= TARGET_SCORE,
+        f"won by mate >= {TARGET_MATES:.0%}": final.checkmates / final.games >= TARGET_MATES,
+        "no losses": final.losses == 0,
+        f"<= {TARGET_CPU_MINUTES:.0f} CPU-minutes ({cpu_minutes:.1f})": cpu_minutes
+        <= TARGET_CPU_MINUTES,
+    }
+    print("target: " + ", ".join(f"{name} {'yes' if ok else 'NO'}" for name, ok in checks.items()))
+    print(
+        f"anneal {summary.status}: {summary.duration_sec / 60:.1f} min wall, {cpu_minutes:.1f} "
+        f"CPU-minutes ({time.strftime('%Y-%m-%d')})"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="tiny budgets, for a smoke run")
     parser.add_argument("--games", type=int, help="games of every final match (default: 200)")
+    parser.add_argument("--strong", action="store_true", help="the pure network's target run")
     args = parser.parse_args(argv)
+    if args.strong:
+        strong(args.games, args.quick)
+        return
     from training.__main__ import demo_config_path
 
     overrides = QUICK if args.quick else []
