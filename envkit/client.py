@@ -68,7 +68,16 @@ _REPLY_TYPES = {"reset": "observation", "step": "observation", "state": "state"}
 
 
 class StepResult(FrozenDTO, Generic[ObservationT]):
-    """What ``reset`` and ``step`` return: OpenEnv's payload, without the session id."""
+    """What ``reset`` and ``step`` return: OpenEnv's payload, without the session id.
+
+    Example:
+        >>> from pydantic import BaseModel
+        >>> class Board(BaseModel):
+        ...     fen: str
+        >>> result = StepResult[Board](observation={"fen": "8/8/8/8/8/8/8/K6k w - - 0 1"})
+        >>> result.observation, result.reward, result.done
+        (Board(fen='8/8/8/8/8/8/8/K6k w - - 0 1'), None, False)
+    """
 
     observation: ObservationT = Field(
         description="The env's observation: a dict, or the client's observation_model"
@@ -254,6 +263,11 @@ class AsyncEnvClient(Generic[ObservationT]):
         timeout: seconds to wait for the handshake and for each reply.
         backoff: how connections are retried.
         observation_model: a pydantic model each observation is parsed into.
+
+    Example:
+        >>> client = AsyncEnvClient("https://envs.example.org/chess/", backoff=Backoff(retries=3))
+        >>> client.url, client.restored  # nothing is sent before the first call
+        ('wss://envs.example.org/chess/ws', 0)
     """
 
     def __init__(
@@ -456,6 +470,12 @@ class WSEnvClient(Generic[ObservationT]):
     """``AsyncEnvClient`` for sync code: its calls run on an event loop in a thread of its own.
 
     Takes the same arguments; ``restored`` and the errors are the async client's.
+
+    Example:
+        >>> client = WSEnvClient("http://127.0.0.1:8000", token="s3cret")
+        >>> client.client.url, client.restored  # it connects on the first call
+        ('ws://127.0.0.1:8000/ws', 0)
+        >>> client.close()  # stops the loop thread
     """
 
     def __init__(

@@ -58,7 +58,16 @@ class MigrationError(ValueError):
 
 @dataclass(frozen=True)
 class Migration:
-    """One registered step: ``handler`` turns a payload of ``from_version`` into ``to_version``."""
+    """One registered step: ``handler`` turns a payload of ``from_version`` into ``to_version``.
+
+    Example:
+        >>> def add_seed(data):
+        ...     '''Add the seed.'''
+        ...     return {**data, "seed": 0}
+        >>> step = MigrationRegistry().add(1, 2, add_seed)
+        >>> step.name, step.handler({"turn": 3})
+        ('1->2: Add the seed', {'turn': 3, 'seed': 0})
+    """
 
     from_version: int
     to_version: int

@@ -23,6 +23,13 @@ class PolicyBackend(Protocol):
 
     ``decide`` raises ``TimeoutError`` (or a subclass, such as ``envkit.llm.ChatTimeout``) when it
     ran out of time; an evaluation counts that as a timeout rather than a crash.
+
+    Example:
+        >>> class AlwaysE4:
+        ...     def decide(self, observation):
+        ...         return "e2e4"
+        >>> isinstance(AlwaysE4(), PolicyBackend), isinstance(object(), PolicyBackend)
+        (True, False)
     """
 
     def decide(self, observation: Any) -> Any:

@@ -40,7 +40,16 @@ _FENCED = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
 class ReasoningStep(FrozenDTO):
-    """One decision: the conversation, the raw replies, the action and what was wrong on the way."""
+    """One decision: the conversation, the raw replies, the action and what was wrong on the way.
+
+    Example:
+        >>> step = ReasoningStep(
+        ...     messages=[{"role": "user", "content": "Your move?"}],
+        ...     replies=[{"role": "assistant", "content": "e2e4"}],
+        ...     action="e2e4", valid=True, latency_seconds=0.8)
+        >>> step.errors, ReasoningStep.model_validate_json(step.model_dump_json()) == step
+        ([], True)
+    """
 
     messages: list[dict[str, Any]] = Field(
         description="The whole conversation: prompt, replies and the feedback on invalid ones"
@@ -77,6 +86,16 @@ class LLMAgent:
     ``settings.timeout_seconds``, and ``ChatError`` when the endpoint fails; the decision is
     recorded in ``reasoning`` either way. After the last self-correction an invalid action is
     returned as it is, so the env applies its own rules to it.
+
+    Example:
+        >>> from unittest.mock import Mock
+        >>> replies = ['{"mov": "e4"}', '{"move": "e4"}']  # the key wrong, then right
+        >>> chat = Mock(spec=ChatClient)
+        >>> chat.complete.side_effect = [{"content": text} for text in replies]
+        >>> settings = LLMSettings(name="Alpha", model_name="gpt-4o-mini")
+        >>> agent = LLMAgent(settings, signature="(move :string) -> :any", client=chat)
+        >>> agent.decide("You play white. Your move?"), agent.reasoning[-1].errors
+        ({'move': 'e4'}, ['move: missing required key'])
     """
 
     def __init__(

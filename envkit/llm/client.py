@@ -41,6 +41,13 @@ class ChatClient:
 
     The ``Authorization: Bearer`` header is read from ``os.environ[settings.api_key_env]`` on each
     request (none when the variable is unset), and the key is masked in every error message.
+
+    Example:
+        >>> local = LLMSettings(name="Alpha", model_name="llama3.1", base_url="http://localhost:11434/v1/")
+        >>> client = ChatClient(local)
+        >>> client.url  # no connection until the first complete()
+        'http://localhost:11434/v1/chat/completions'
+        >>> client.close()
     """
 
     def __init__(self, settings: LLMSettings) -> None:

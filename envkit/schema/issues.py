@@ -93,7 +93,14 @@ class Issue:
 
 @dataclass(frozen=True)
 class ValidationResult:
-    """The outcome of ``validate``: ``value`` is the data as coerced (containers rebuilt)."""
+    """The outcome of ``validate``: ``value`` is the data as coerced (containers rebuilt).
+
+    Example:
+        >>> from envkit.schema import validate
+        >>> result = validate("(limit :int) -> :any", {"limit": "ten"}, mode="warn_only")
+        >>> result.ok, [str(error) for error in result.errors]
+        (True, ['limit: expected int, got string "ten"'])
+    """
 
     value: Any
     errors: list[Issue]

@@ -102,6 +102,15 @@ class Entry:
 
     ``default`` is the default as JSON text, so an entry stays immutable and hashable; it is
     filled in for a missing key, which then needs no ``optional``.
+
+    Example:
+        >>> from envkit.schema import parse
+        >>> params = parse("(query :string, limit :int?) -> :any").params
+        >>> [(entry.key, entry.optional) for entry in params.entries]
+        [('query', False), ('limit', True)]
+        >>> [entry] = parse([":map", ["limit", {":default": 10}, ":int"]]).entries
+        >>> entry.default
+        '10'
     """
 
     key: str | None

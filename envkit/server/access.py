@@ -108,7 +108,17 @@ class RateLimiter:
 
 
 class RateLimit:
-    """Refuse HTTP requests and WebSocket messages of a client IP over its ``limiter`` budget."""
+    """Refuse HTTP requests and WebSocket messages of a client IP over its ``limiter`` budget.
+
+    Example:
+        >>> from starlette.applications import Starlette
+        >>> from starlette.testclient import TestClient
+        >>> client = TestClient(RateLimit(Starlette(), RateLimiter(1)))  # an app without routes
+        >>> [client.get("/state").status_code for _ in range(2)]
+        [404, 429]
+        >>> client.get("/state").headers["Retry-After"]
+        '60'
+    """
 
     def __init__(self, app: ASGIApp, limiter: RateLimiter) -> None:
         self.app, self.limiter = app, limiter
@@ -152,7 +162,17 @@ class RateLimit:
 
 
 class BearerAuth:
-    """Require ``Authorization: Bearer <token>`` on every route but ``EXEMPT_PATHS``."""
+    """Require ``Authorization: Bearer <token>`` on every route but ``EXEMPT_PATHS``.
+
+    Example:
+        >>> from starlette.applications import Starlette
+        >>> from starlette.testclient import TestClient
+        >>> client = TestClient(BearerAuth(Starlette(), token="s3cret"))  # an app without routes
+        >>> client.get("/state").json()
+        {'detail': 'a bearer token is required', 'code': 'UNAUTHORIZED'}
+        >>> client.get("/state", headers={"Authorization": "Bearer s3cret"}).status_code
+        404
+    """
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         if not token:

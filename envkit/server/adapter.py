@@ -28,6 +28,13 @@ class StepResult:
 
     Fields of ``observation`` left unset are left out of the payload, so optional parts (a board
     tensor asked for at reset) are absent rather than null.
+
+    Example:
+        >>> class Counter(BaseModel):
+        ...     count: int
+        ...     note: str | None = None
+        >>> StepResult(Counter(count=1), reward=1.0).to_wire()
+        {'observation': {'count': 1}, 'reward': 1.0, 'done': False}
     """
 
     observation: BaseModel
@@ -47,7 +54,14 @@ class StepResult:
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool an LLM agent may call; ``signature`` is Malli-lite: ``(move :string) -> :any``."""
+    """A tool an LLM agent may call; ``signature`` is Malli-lite: ``(move :string) -> :any``.
+
+    Example:
+        >>> from envkit.schema import parse, render
+        >>> spec = ToolSpec("move", "Play one chess move.", "(move :string) -> :any")
+        >>> render(parse(spec.signature), name=spec.name)
+        'move(move :string) -> :any'
+    """
 
     name: str
     description: str
@@ -55,7 +69,12 @@ class ToolSpec:
 
 
 class EpisodeState(BaseModel):
-    """The state every env reports; an adapter's ``state_model`` adds its own fields."""
+    """The state every env reports; an adapter's ``state_model`` adds its own fields.
+
+    Example:
+        >>> EpisodeState(episode_id="game-1", step_count=3, ply=3).model_dump()
+        {'episode_id': 'game-1', 'step_count': 3, 'ply': 3}
+    """
 
     model_config = ConfigDict(extra="allow")
 
@@ -74,6 +93,16 @@ class EnvAdapter(Protocol):
     An adapter may also have ``blocking: bool`` (default True when absent): False says a step
     never waits on anything (no engine, no network, well under a millisecond), so the WebSocket
     route runs it on the event loop instead of paying a thread-pool hop per message.
+
+    Example:
+        >>> from chess_env.server import ChessAdapter
+        >>> adapter = ChessAdapter()
+        >>> adapter.name, adapter.action_model.__name__, [tool.name for tool in adapter.tools()]
+        ('chess', 'ChessAction', ['move'])
+        >>> adapter.step(adapter.action_model(move="e4"))
+        Traceback (most recent call last):
+        ...
+        envkit.server.errors.EpisodeStateError: no episode yet: reset first
     """
 
     name: str

@@ -47,7 +47,15 @@ logger = logging.getLogger(__name__)
 
 class ErrorCode(str, Enum):
     """The ``code`` of an error frame (OpenEnv's ``WSErrorCode``, less FACTORY_ERROR), plus the
-    refusals of ``envkit.server.access``: RATE_LIMITED (429) and UNAUTHORIZED (401)."""
+    refusals of ``envkit.server.access``: RATE_LIMITED (429) and UNAUTHORIZED (401).
+
+    Example:
+        >>> code = ErrorCode("SESSION_ERROR")
+        >>> code is ErrorCode.SESSION_ERROR, code == "SESSION_ERROR"
+        (True, True)
+        >>> error_payload(EpisodeStateError("no episode yet: reset first"))
+        (409, {'code': 'EXECUTION_ERROR', 'message': 'no episode yet: reset first'})
+    """
 
     INVALID_JSON = "INVALID_JSON"
     UNKNOWN_TYPE = "UNKNOWN_TYPE"
@@ -72,7 +80,13 @@ class ServiceError(Exception):
 
 class ErrorDetail(pydantic.BaseModel):
     """One failing place in the input, shaped like pydantic's validation errors so that a client
-    reads every refusal the same way. Lone surrogates in its text are escaped on the way in."""
+    reads every refusal the same way. Lone surrogates in its text are escaped on the way in.
+
+    Example:
+        >>> detail = ErrorDetail(loc=("action", "move"), msg="Field required", type="missing")
+        >>> detail.model_dump(mode="json")
+        {'loc': ['action', 'move'], 'msg': 'Field required', 'type': 'missing'}
+    """
 
     model_config = pydantic.ConfigDict(frozen=True)
 

@@ -24,14 +24,30 @@ MAX_MESSAGE_BYTES = 64 * 1024
 
 @dataclass(frozen=True)
 class Limits:
-    """An app's size limits in bytes (``app.state.limits``)."""
+    """An app's size limits in bytes (``app.state.limits``).
+
+    Example:
+        >>> from chess_env.server import ChessAdapter
+        >>> from envkit.server import create_app
+        >>> create_app(ChessAdapter, max_body_bytes=1024).state.limits
+        Limits(max_body_bytes=1024, max_message_bytes=65536)
+    """
 
     max_body_bytes: int = MAX_BODY_BYTES
     max_message_bytes: int = MAX_MESSAGE_BYTES
 
 
 class BodySizeLimit:
-    """Answer 413 to an HTTP request body over ``max_bytes`` without reading the rest of it."""
+    """Answer 413 to an HTTP request body over ``max_bytes`` without reading the rest of it.
+
+    Example:
+        >>> from starlette.applications import Starlette
+        >>> from starlette.testclient import TestClient
+        >>> client = TestClient(BodySizeLimit(Starlette(), max_bytes=16))
+        >>> response = client.post("/step", content=b'{"action": {"move": "e2e4"}}')
+        >>> response.status_code, response.json()["detail"]
+        (413, 'the request body is over the limit of 16 bytes')
+    """
 
     def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES) -> None:
         self.app, self.max_bytes = app, max_bytes

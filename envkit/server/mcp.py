@@ -51,7 +51,16 @@ PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")  # newest first
 
 
 class JsonRpcCode(int, Enum):
-    """JSON-RPC 2.0's error codes."""
+    """JSON-RPC 2.0's error codes.
+
+    Example:
+        >>> from chess_env.server import ChessAdapter
+        >>> from envkit.server import SessionStore
+        >>> service = EnvService(SessionStore(ChessAdapter))
+        >>> reply = handle_text(service, '{"jsonrpc": "2.0", "id": 1, "method": "tools/run"}')
+        >>> JsonRpcCode(reply["error"]["code"])
+        <JsonRpcCode.METHOD_NOT_FOUND: -32601>
+    """
 
     PARSE_ERROR = -32700
     INVALID_REQUEST = -32600
@@ -62,7 +71,18 @@ class JsonRpcCode(int, Enum):
 
 
 class JsonRpcRequest(BaseModel):
-    """One JSON-RPC 2.0 request (batches are refused)."""
+    """One JSON-RPC 2.0 request (batches are refused).
+
+    Example:
+        >>> JsonRpcRequest.model_validate({"jsonrpc": "2.0", "id": 7, "method": "tools/list"})
+        JsonRpcRequest(jsonrpc='2.0', method='tools/list', params={}, id=7)
+        >>> JsonRpcRequest.model_validate({"jsonrpc": "1.0", "id": 8, "method": "ping"})
+        Traceback (most recent call last):
+        ...
+        pydantic_core._pydantic_core.ValidationError: 1 validation error for JsonRpcRequest
+        jsonrpc
+          Input should be '2.0' ...
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -81,7 +101,17 @@ class JsonRpcError(BaseModel):
 
 
 class JsonRpcResponse(BaseModel):
-    """A JSON-RPC 2.0 reply: ``result`` or ``error``, never both."""
+    """A JSON-RPC 2.0 reply: ``result`` or ``error``, never both.
+
+    Example:
+        >>> from chess_env.server import ChessAdapter
+        >>> from envkit.server import SessionStore
+        >>> service = EnvService(SessionStore(ChessAdapter))
+        >>> reply = handle(service, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        >>> response = JsonRpcResponse.model_validate(reply)
+        >>> response.error, [tool["name"] for tool in response.result["tools"]]
+        (None, ['move'])
+    """
 
     jsonrpc: Literal["2.0"] = Field("2.0", description="Always '2.0'")
     id: str | int | None = Field(description="The request's id")

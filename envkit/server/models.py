@@ -30,7 +30,19 @@ _SESSION_ID = "The session to use (or the X-Session-Id header); without one, a f
 
 
 class ResetRequest(BaseModel):
-    """Start an episode; extra fields are the env's own reset options."""
+    """Start an episode; extra fields are the env's own reset options.
+
+    Example:
+        >>> request = ResetRequest.model_validate({"seed": 1, "opponent": "greedy"})
+        >>> request.seed, request.model_extra
+        (1, {'opponent': 'greedy'})
+        >>> ResetRequest.model_validate({"seed": "1"})
+        Traceback (most recent call last):
+        ...
+        pydantic_core._pydantic_core.ValidationError: 1 validation error for ResetRequest
+        seed
+          Input should be a valid integer ...
+    """
 
     model_config = ConfigDict(
         extra="allow",
@@ -52,7 +64,18 @@ class ResetRequest(BaseModel):
 
 
 class StepRequest(BaseModel):
-    """One action, in the shape of the env's action schema (``GET /schema``)."""
+    """One action, in the shape of the env's action schema (``GET /schema``).
+
+    Example:
+        >>> StepRequest.model_validate({"action": {"move": "e4"}, "session_id": "s-1"}).action
+        {'move': 'e4'}
+        >>> StepRequest.model_validate({"action": {}, "move": "e4"})
+        Traceback (most recent call last):
+        ...
+        pydantic_core._pydantic_core.ValidationError: 1 validation error for StepRequest
+        move
+          Extra inputs are not permitted ...
+    """
 
     model_config = ConfigDict(
         extra="forbid",
@@ -71,7 +94,13 @@ class StepRequest(BaseModel):
 
 
 class StepResponse(BaseModel):
-    """What an action led to."""
+    """What an action led to.
+
+    Example:
+        >>> response = StepResponse(observation={"ply": 2}, reward=0.0, session_id="s-1")
+        >>> response.model_dump(exclude_unset=True)  # as the route sends it: no metadata
+        {'observation': {'ply': 2}, 'reward': 0.0, 'session_id': 's-1'}
+    """
 
     observation: dict[str, Any] = Field(description="The env's observation")
     reward: float | None = Field(None, description="Reward of the last action (None at reset)")
@@ -83,19 +112,40 @@ class StepResponse(BaseModel):
 
 
 class ResetResponse(StepResponse):
-    """The first observation of an episode, and the session to play it in."""
+    """The first observation of an episode, and the session to play it in.
+
+    Example:
+        >>> ResetResponse(observation={"ply": 0}, session_id="s-1").reward is None
+        True
+        >>> ResetResponse(observation={"ply": 0})
+        Traceback (most recent call last):
+        ...
+        pydantic_core._pydantic_core.ValidationError: 1 validation error for ResetResponse
+        session_id
+          Field required ...
+    """
 
     session_id: str = Field(description="Pass it to /step and /state (body or X-Session-Id)")
 
 
 class HealthResponse(BaseModel):
-    """The server answers."""
+    """The server answers.
+
+    Example:
+        >>> HealthResponse().model_dump()
+        {'status': 'healthy'}
+    """
 
     status: Literal["healthy"] = Field("healthy", description="Always 'healthy' when it answers")
 
 
 class MetadataResponse(BaseModel):
-    """What env this server runs."""
+    """What env this server runs.
+
+    Example:
+        >>> MetadataResponse(name="chess", description="Chess", version="0.1.0").model_dump()
+        {'name': 'chess', 'description': 'Chess', 'version': '0.1.0'}
+    """
 
     name: str = Field(description="Name of the environment")
     description: str = Field(description="What the environment is")
@@ -103,7 +153,15 @@ class MetadataResponse(BaseModel):
 
 
 class SchemaResponse(BaseModel):
-    """JSON Schemas of the env's action, observation and state."""
+    """JSON Schemas of the env's action, observation and state.
+
+    Example:
+        >>> from envkit.server.adapter import EpisodeState
+        >>> state = EpisodeState.model_json_schema()
+        >>> schema = SchemaResponse(action={"type": "object"}, observation={}, state=state)
+        >>> sorted(schema.state["properties"])
+        ['episode_id', 'step_count']
+    """
 
     action: dict[str, Any] = Field(description="JSON Schema of an action (StepRequest.action)")
     observation: dict[str, Any] = Field(description="JSON Schema of an observation")
@@ -111,7 +169,15 @@ class SchemaResponse(BaseModel):
 
 
 class ErrorResponse(BaseModel):
-    """A refused request: the data of a WebSocket error frame, ``message`` as ``detail``."""
+    """A refused request: the data of a WebSocket error frame, ``message`` as ``detail``.
+
+    Example:
+        >>> from envkit.server.errors import InvalidInputError, error_payload
+        >>> status, body = error_payload(InvalidInputError("no piece on e5", reason="no_piece"))
+        >>> response = ErrorResponse(detail=body.pop("message"), **body)
+        >>> status, response.model_dump(mode="json", exclude_none=True)
+        (422, {'detail': 'no piece on e5', 'code': 'VALIDATION_ERROR', 'reason': 'no_piece'})
+    """
 
     detail: str = Field(description="What went wrong")
     code: ErrorCode = Field(description="OpenEnv's error code")

@@ -27,7 +27,13 @@ __all__ = ["EnvInfo", "EnvService", "Service", "Tool", "get_service"]
 
 @dataclass(frozen=True)
 class Tool:
-    """A ``ToolSpec`` with its signature parsed (once, when the server starts)."""
+    """A ``ToolSpec`` with its signature parsed (once, when the server starts).
+
+    Example:
+        >>> listing = Tool("move", "Play one move.", parse("(move :string) -> :any")).listing()
+        >>> listing["description"], listing["inputSchema"]["required"]
+        ('Play one move.\\nSignature: move(move :string) -> :any', ['move'])
+    """
 
     name: str
     description: str
@@ -46,7 +52,14 @@ class Tool:
 
 @dataclass(frozen=True)
 class EnvInfo:
-    """What every instance of the env shares, read from one probe instance at start-up."""
+    """What every instance of the env shares, read from one probe instance at start-up.
+
+    Example:
+        >>> from chess_env.server import ChessAdapter
+        >>> info = EnvInfo.probe(ChessAdapter)
+        >>> info.name, info.action_model.__name__, list(info.tools)
+        ('chess', 'ChessAction', ['move'])
+    """
 
     name: str
     description: str
@@ -79,7 +92,18 @@ class EnvInfo:
 
 
 class EnvService:
-    """Reset, step, state and tool calls on the sessions of ``store``."""
+    """Reset, step, state and tool calls on the sessions of ``store``.
+
+    Example:
+        >>> from chess_env.server import ChessAdapter
+        >>> service = EnvService(SessionStore(ChessAdapter))
+        >>> session_id, first = service.open(ResetRequest(seed=0, opponent="greedy"))
+        >>> with service.session(session_id) as session:
+        ...     reply = service.step(session, {"move": "e4"})
+        ...     reply["observation"]["opponent_move"], service.state(session)["step_count"]
+        ('d7d5', 1)
+        >>> service.store.close_all()
+    """
 
     def __init__(self, store: SessionStore) -> None:
         self.store = store

@@ -33,7 +33,14 @@ logger = logging.getLogger(__name__)
 
 @dataclass(eq=False)
 class Session:
-    """One env instance and the episode bookkeeping OpenEnv's state reports."""
+    """One env instance and the episode bookkeeping OpenEnv's state reports.
+
+    Example:
+        >>> from chess_env.server import ChessAdapter
+        >>> session = SessionStore(ChessAdapter).create()
+        >>> type(session.adapter).__name__, uuid.UUID(session.id).version, session.step_count
+        ('ChessAdapter', 4, 0)
+    """
 
     adapter: EnvAdapter
     id: str = field(default_factory=lambda: str(uuid.uuid4()))
