@@ -6,11 +6,18 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: test demo bench lint format clean
+.PHONY: test test-distributed demo bench lint format clean
 
 # compat (OpenEnv, ~300 MB with gradio): its clients test the server, its server is a bench peer.
 test: $(VENV)/.extras-train,server,dev,compat
 	$(BIN)/python -m pytest -q -n 2
+
+# Ray RLlib in its own venv (ray pins gymnasium 1.2.2; the main venv stays ray-free): one short
+# PPO iteration per env, locally with 0 and 1 env runners. The install takes a few minutes once.
+DIST_VENV ?= .venv-distributed
+test-distributed:
+	$(MAKE) --no-print-directory VENV=$(DIST_VENV) $(DIST_VENV)/.extras-train,dev,distributed
+	$(DIST_VENV)/bin/python -m pytest -q -rs -p no:cacheprovider tests/distributed
 
 # Trains a chess agent (BC from Stockfish, then PPO; ~10 min on 2 cores) and plays 200 games
 # against the random player: a summary table, the learning curve, the model, the games.
@@ -45,4 +52,4 @@ $(VENV)/.extras-%: pyproject.toml $(VENV)/.torch-$(TORCH_VERSION)
 	touch $@
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(DIST_VENV) build *.egg-info

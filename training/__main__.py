@@ -1,10 +1,12 @@
-"""``python -m training ppo|bc|anneal|eval|demo [--config FILE.yaml] [--set key=value ...]``.
+"""``python -m training ppo|bc|anneal|eval|demo|rllib [--config FILE.yaml] [--set key=value ...]``.
 
 Each command validates its config (``training.config``), runs, writes an artefacts folder (the
 model, the result JSON, curve PNG and evaluation PGN where they apply; ``--out``, default
 ``runs/<command>-<time>``) and prints the result DTO as JSON on stdout; progress bars go to
 stderr. ``demo`` is the anneal of ``training/configs/demo.yaml`` (BC from the expert, then PPO,
-then 200 games against the random player) with a summary table instead of the JSON.
+then 200 games against the random player) with a summary table instead of the JSON. ``rllib``
+runs PPO on Ray RLlib (``training.rllib``; the ``distributed`` extra): ``--env``,
+``--num-env-runners``, ``--iterations`` and ``--address auto`` to join a running Ray cluster.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from training.config import ConfigError, load_config
+from training.rllib.cli import RLLIB_FLAGS, add_rllib_arguments, run_rllib_command
 
 __all__ = ["main"]
 
-COMMANDS = ("ppo", "bc", "anneal", "eval", "demo")
+COMMANDS = ("ppo", "bc", "anneal", "eval", "demo", "rllib")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -40,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
         help="override a config field (dotted for nested ones: ppo.total_timesteps=4096)",
     )
     parser.add_argument("--out", type=Path, help="artefacts folder (default runs/<command>-<time>)")
+    add_rllib_arguments(parser)
     return parser
 
 
@@ -74,6 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     out = args.out or Path("runs") / f"{args.command}-{datetime.now():%Y%m%d-%H%M%S}"
+    if args.command == "rllib":
+        return run_rllib_command(args, out)
+    if any(getattr(args, flag) is not None for flag in RLLIB_FLAGS):
+        parser.error("--env, --num-env-runners, --iterations and --address are for rllib only")
     try:
         result = _run(args.command, args.config, args.overrides, out)
     except (ConfigError, FileNotFoundError, ValueError) as error:
