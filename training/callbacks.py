@@ -136,6 +136,15 @@ class PeriodicEvaluation(BaseCallback):
     Args:
         evaluator: ``model -> (value, low, high)``, e.g. ``chess_evaluator(...)``.
         every: timesteps between evaluations (all envs' steps count).
+
+    Example:
+        >>> evaluation = PeriodicEvaluation(chess_evaluator("random", games=10, seed=0), every=4096)
+        >>> evaluation.points  # model.learn(..., callback=evaluation) adds an EvalPoint each time
+        []
+        >>> PeriodicEvaluation(chess_evaluator("random", games=10, seed=0), every=0)
+        Traceback (most recent call last):
+        ...
+        ValueError: every must be at least 1 timestep, got 0
     """
 
     def __init__(self, evaluator: Evaluator, every: int) -> None:

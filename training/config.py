@@ -38,7 +38,17 @@ class ConfigError(ValueError):
 
 
 class PPOConfig(FrozenDTO):
-    """PPO / MaskablePPO on one env; SB3's hyperparameters keep SB3's names and meanings."""
+    """PPO / MaskablePPO on one env; SB3's hyperparameters keep SB3's names and meanings.
+
+    Example:
+        >>> config = load_config("ppo", overrides=["total_timesteps=4096", "n_steps=128"])
+        >>> config.total_timesteps, config.n_steps, config.batch_size
+        (4096, 128, 256)
+        >>> load_config("ppo", overrides=["gamma=1.5"])
+        Traceback (most recent call last):
+        ...
+        training.config.ConfigError: ppo config: gamma: Input should be less than or equal to 1
+    """
 
     env: str = Field(
         "chess_env/Chess-v0",
@@ -78,7 +88,16 @@ class PPOConfig(FrozenDTO):
 
 
 class BCConfig(FrozenDTO):
-    """Behaviour cloning from an expert's labelled positions."""
+    """Behaviour cloning from an expert's labelled positions.
+
+    Example:
+        >>> BCConfig(positions=5000).model_dump(include={"env", "expert", "positions", "epochs"})
+        {'env': 'chess', 'expert': 'auto', 'positions': 5000, 'epochs': 3}
+        >>> load_config("bc", overrides=["learning_rate=0"])
+        Traceback (most recent call last):
+        ...
+        training.config.ConfigError: bc config: learning_rate: Input should be greater than 0
+    """
 
     env: WorldName = Field("chess", description="chess, or a built-in world")
     expert: str = Field(
@@ -124,7 +143,19 @@ class BCConfig(FrozenDTO):
 
 
 class DaggerConfig(FrozenDTO):
-    """DAgger rounds: the policy plays, the expert labels the positions it reached, BC again."""
+    """DAgger rounds: the policy plays, the expert labels the positions it reached, BC again.
+
+    Example:
+        >>> config = load_config("anneal", overrides=["schedule=[bc, dagger]", "dagger.games=100"])
+        >>> config.dagger.games, config.dagger.expert
+        (100, 'stockfish:5')
+        >>> DaggerConfig(replay=-1)
+        Traceback (most recent call last):
+        ...
+        pydantic_core._pydantic_core.ValidationError: 1 validation error for DaggerConfig
+        replay
+          Input should be greater than or equal to 0 ...
+    """
 
     expert: str = Field("stockfish:5", description="Labels the policy's positions (see bc.expert)")
     games: int = Field(300, ge=1, description="Games the policy plays a round, colours alternating")
@@ -138,7 +169,17 @@ class DaggerConfig(FrozenDTO):
 
 
 class AnnealConfig(FrozenDTO):
-    """BC then PPO: stages in order, each checked against a threshold (see ``training.anneal``)."""
+    """BC then PPO: stages in order, each checked against a threshold (see ``training.anneal``).
+
+    Example:
+        >>> AnnealConfig().schedule, AnnealConfig(schedule=("ppo",), bc={"env": "trade"}).bc.env
+        (('bc', 'ppo'), 'trade')
+        >>> AnnealConfig(bc={"env": "trade"})
+        Traceback (most recent call last):
+        ...
+        pydantic_core._pydantic_core.ValidationError: 1 validation error for AnnealConfig
+          Value error, the anneal trains chess only; bc.env must be chess ...
+    """
 
     schedule: tuple[Literal["bc", "dagger", "ppo"], ...] = Field(("bc", "ppo"), min_length=1)
     bc: BCConfig = Field(default_factory=BCConfig, description="Every BC stage's config")
@@ -170,7 +211,16 @@ class AnnealConfig(FrozenDTO):
 
 
 class EvalConfig(FrozenDTO):
-    """A match of a saved model (or a built-in player) against a chess opponent."""
+    """A match of a saved model (or a built-in player) against a chess opponent.
+
+    Example:
+        >>> EvalConfig(model="greedy", opponent="stockfish:3").games
+        200
+        >>> load_config("eval", overrides=["opponent=stockfish:3"])
+        Traceback (most recent call last):
+        ...
+        training.config.ConfigError: eval config: model: Field required
+    """
 
     model: str = Field(description="A saved SB3 model (.zip), or random / greedy")
     opponent: str = Field("random", description="random, greedy, stockfish or stockfish:DEPTH")

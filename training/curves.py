@@ -26,7 +26,13 @@ __all__ = ["EpisodePoint", "EvalPoint", "moving_average", "plot_learning_curve"]
 
 
 class EpisodePoint(NamedTuple):
-    """A finished training episode; ``timesteps`` counts every env's steps when it ended."""
+    """A finished training episode; ``timesteps`` counts every env's steps when it ended.
+
+    Example:
+        >>> episodes = [EpisodePoint(180, 1.0, 180), EpisodePoint(390, -1.0, 210)]
+        >>> moving_average([episode.reward for episode in episodes], window=50).tolist()
+        [1.0, 0.0]
+    """
 
     timesteps: int
     reward: float
@@ -34,7 +40,14 @@ class EpisodePoint(NamedTuple):
 
 
 class EvalPoint(NamedTuple):
-    """An evaluation at ``timesteps``: a score (or mean return) and its interval if it has one."""
+    """An evaluation at ``timesteps``: a score (or mean return) and its interval if it has one.
+
+    Example:
+        >>> EvalPoint(4096, 0.62, 0.52, 0.71)  # a score with its Wilson interval
+        EvalPoint(timesteps=4096, value=0.62, low=0.52, high=0.71)
+        >>> EvalPoint(4096, 21.5)  # a mean return: no interval
+        EvalPoint(timesteps=4096, value=21.5, low=None, high=None)
+    """
 
     timesteps: int
     value: float

@@ -83,7 +83,17 @@ def _check_counts(wins: int, draws: int, losses: int, games: int) -> None:
 
 
 class ColorRecordDTO(FrozenDTO):
-    """Results of the games played with one colour."""
+    """Results of the games played with one colour.
+
+    Example:
+        >>> ColorRecordDTO(games=10, wins=6, draws=2, losses=2).score
+        0.7
+        >>> ColorRecordDTO(games=10, wins=6, draws=2, losses=1)
+        Traceback (most recent call last):
+        ...
+        pydantic_core._pydantic_core.ValidationError: 1 validation error for ColorRecordDTO
+          Value error, wins + draws + losses (6 + 2 + 1) must equal games (10) ...
+    """
 
     games: int = Field(ge=0, description="Games played with this colour")
     wins: int = Field(ge=0, description="Games won")
@@ -101,7 +111,17 @@ class ColorRecordDTO(FrozenDTO):
 
 
 class EvaluationResultDTO(FrozenDTO):
-    """A match of ``games`` games against one opponent, colours alternating."""
+    """A match of ``games`` games against one opponent, colours alternating.
+
+    Example:
+        >>> white = ColorRecordDTO(games=10, wins=6, draws=2, losses=2)
+        >>> black = ColorRecordDTO(games=10, wins=4, draws=4, losses=2)
+        >>> result = EvaluationResultDTO.from_counts(
+        ...     opponent="random", seed=0, white=white, black=black, mean_plies=96.5,
+        ...     illegal_actions=0, checkmates=10, terminations={"checkmate": 14, "max_plies": 6})
+        >>> result.wins, result.score, round(result.score_low, 3), round(result.score_high, 3)
+        (10, 0.65, 0.433, 0.819)
+    """
 
     opponent: str = Field(min_length=1, description="Who the agent played, e.g. random")
     seed: int = Field(ge=0, description="Seed of the match; the same seed replays it")
@@ -182,7 +202,13 @@ class EvaluationResultDTO(FrozenDTO):
 
 
 class ArtifactsDTO(FrozenDTO):
-    """Files a run wrote (paths as given, relative to the working directory when relative)."""
+    """Files a run wrote (paths as given, relative to the working directory when relative).
+
+    Example:
+        >>> artifacts = ArtifactsDTO(directory="runs/ppo", model="runs/ppo/model.zip")
+        >>> artifacts.model_dump(exclude_none=True)
+        {'schema_version': 1, 'directory': 'runs/ppo', 'model': 'runs/ppo/model.zip'}
+    """
 
     directory: str | None = Field(None, description="The run's folder")
     model: str | None = Field(None, description="The saved SB3 model (.zip)")
@@ -197,7 +223,19 @@ _OPTIONAL_METRIC = Field(None, description="SB3's last logged value; None if nev
 
 
 class PPOTrainingResultDTO(FrozenDTO):
-    """One PPO or MaskablePPO run. Losses and statistics are SB3's last logged values."""
+    """One PPO or MaskablePPO run. Losses and statistics are SB3's last logged values.
+
+    Example:
+        >>> run = PPOTrainingResultDTO(
+        ...     env_id="chess_env/Chess-v0", algorithm="MaskablePPO", seed=0, device="cpu",
+        ...     total_timesteps=4096, updates=64, episodes=40, duration_sec=30.0,
+        ...     steps_per_sec=136.5, explained_variance=float("nan"),
+        ...     config=PPOConfig(total_timesteps=4096, n_envs=2))
+        >>> run.explained_variance is None  # SB3 logged NaN: a constant return
+        True
+        >>> PPOTrainingResultDTO.model_validate_json(run.model_dump_json()) == run
+        True
+    """
 
     env_id: str = Field(description="The env's id, or its factory's name")
     algorithm: Literal["PPO", "MaskablePPO"] = Field(description="MaskablePPO iff the env masks")
@@ -247,7 +285,17 @@ class PPOTrainingResultDTO(FrozenDTO):
 
 
 class DatasetManifestDTO(FrozenDTO):
-    """What a BC dataset holds and where it came from; ``sha256`` is of the .npz file."""
+    """What a BC dataset holds and where it came from; ``sha256`` is of the .npz file.
+
+    Example:
+        >>> import hashlib
+        >>> manifest = DatasetManifestDTO(
+        ...     env="chess", expert="stockfish:1", positions=20_000, seed=0, masked=True,
+        ...     sha256=hashlib.sha256(b"the .npz file").hexdigest(),
+        ...     observation_shape=(8, 8, 12), action_size=4672)
+        >>> DatasetManifestDTO.model_validate_json(manifest.model_dump_json()) == manifest
+        True
+    """
 
     env: Literal["chess", "trade", "forage"] = Field(description="The env the positions are from")
     expert: str = Field(description="The expert that labelled them, e.g. stockfish:1")
@@ -269,7 +317,17 @@ class DatasetManifestDTO(FrozenDTO):
 
 
 class BCEpochDTO(FrozenDTO):
-    """One epoch of behaviour cloning."""
+    """One epoch of behaviour cloning.
+
+    Example:
+        >>> epoch = BCEpochDTO(epoch=1, loss=2.31, accuracy=0.42, val_loss=2.4, val_accuracy=0.4)
+        >>> epoch.loss = 0.0
+        Traceback (most recent call last):
+        ...
+        pydantic_core._pydantic_core.ValidationError: 1 validation error for BCEpochDTO
+        loss
+          Instance is frozen ...
+    """
 
     epoch: int = Field(ge=1)
     loss: float = Field(description="Mean training loss (NLL minus the entropy bonus)")
@@ -279,7 +337,20 @@ class BCEpochDTO(FrozenDTO):
 
 
 class BCTrainingResultDTO(FrozenDTO):
-    """One behaviour-cloning run; the metrics are those of the best (restored) epoch."""
+    """One behaviour-cloning run; the metrics are those of the best (restored) epoch.
+
+    Example:
+        >>> manifest = DatasetManifestDTO(
+        ...     env="chess", expert="stockfish:1", positions=20_000, seed=0, sha256="0" * 64,
+        ...     observation_shape=(8, 8, 12), action_size=4672, masked=True)
+        >>> epoch = BCEpochDTO(epoch=1, loss=2.31, accuracy=0.42, val_loss=2.4, val_accuracy=0.4)
+        >>> run = BCTrainingResultDTO(
+        ...     dataset=manifest, accuracy=0.42, loss=2.31, val_accuracy=0.4, val_loss=2.4,
+        ...     learning_rate=1e-3, batch_size=256, epochs=1, best_epoch=1, weight_decay=1e-4,
+        ...     device="cpu", duration_sec=12.5, history=(epoch,), config=BCConfig())
+        >>> BCTrainingResultDTO.model_validate_json(run.model_dump_json()) == run
+        True
+    """
 
     dataset: DatasetManifestDTO = Field(description="The data it learned from")
     accuracy: float = Field(ge=0, le=1, description="Training top-1 accuracy")
@@ -300,7 +371,19 @@ class BCTrainingResultDTO(FrozenDTO):
 
 
 class AnnealStageResultDTO(FrozenDTO):
-    """One stage of an anneal: what it measured against what it needed."""
+    """One stage of an anneal: what it measured against what it needed.
+
+    Example:
+        >>> run = PPOTrainingResultDTO(
+        ...     env_id="chess_env/Chess-v0", algorithm="MaskablePPO", seed=0, device="cpu",
+        ...     total_timesteps=4096, updates=64, episodes=40, duration_sec=30.0,
+        ...     steps_per_sec=136.5, config=PPOConfig(total_timesteps=4096, n_envs=2))
+        >>> stage = AnnealStageResultDTO(
+        ...     cycle=1, mode="ppo", metrics={"score": 0.41}, threshold=0.05, passed=False,
+        ...     flags=("score_drop",), rolled_back=True, result=run)
+        >>> type(AnnealStageResultDTO.model_validate_json(stage.model_dump_json()).result).__name__
+        'PPOTrainingResultDTO'
+    """
 
     cycle: int = Field(ge=0, description="The stage's index in the schedule")
     mode: Literal["bc", "dagger", "ppo"]
@@ -318,7 +401,12 @@ class AnnealStageResultDTO(FrozenDTO):
 
 class AnnealSummaryDTO(FrozenDTO):
     """A whole anneal: PASS when every stage passed, HOLD after a flagged PPO stage, FAIL when a
-    BC stage missed its accuracy (the run stops there)."""
+    BC stage missed its accuracy (the run stops there).
+
+    Example:
+        >>> AnnealSummaryDTO.model_json_schema()["properties"]["status"]["enum"]
+        ['PASS', 'HOLD', 'FAIL']
+    """
 
     status: AnnealStatus
     stages: tuple[AnnealStageResultDTO, ...]

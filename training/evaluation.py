@@ -225,7 +225,17 @@ def evaluate(
 
 @dataclass
 class FinishedGame:
-    """One game of a match, over: its env (board and moves), the agent's colour and result."""
+    """One game of a match, over: its env (board and moves), the agent's colour and result.
+
+    Example:
+        >>> from training.policies import ChessCnnMaskablePolicy
+        >>> env = ChessEnv()
+        >>> policy = ChessCnnMaskablePolicy(env.observation_space, env.action_space, lambda _: 3e-4,
+        ...                                 features_extractor_kwargs={"channels": 8})
+        >>> [game] = play_policy_games(policy, "random", games=1, seed=0, max_plies=2)
+        >>> game.index, game.color, game.outcome, game.env.board.ply(), game.reward
+        (0, 'white', 'max_plies', 2, 0.0)
+    """
 
     index: int
     color: str

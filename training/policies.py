@@ -57,6 +57,12 @@ class ChessCNN(BaseFeaturesExtractor):
         observation_space: the (8, 8, 12) board (channels last, as the env gives it).
         channels: filters per layer (default 64).
         layers: convolutions (default 4).
+
+    Example:
+        >>> from chess_env import ChessEnv
+        >>> extractor = ChessCNN(ChessEnv().observation_space, channels=8)
+        >>> extractor(torch.zeros(2, 8, 8, 12)).shape
+        torch.Size([2, 512])
     """
 
     def __init__(self, observation_space: gym.Space, channels: int = 64, layers: int = 4) -> None:
@@ -125,14 +131,39 @@ class _ConvHeadMixin:
 
 
 class ChessCnnMaskablePolicy(_ConvHeadMixin, MaskableActorCriticPolicy):
-    """MaskablePPO's policy over the chess board: ``ChessCNN`` features, ``ConvActionHead``."""
+    """MaskablePPO's policy over the chess board: ``ChessCNN`` features, ``ConvActionHead``.
+
+    Example:
+        >>> from chess_env import ChessEnv
+        >>> env = ChessEnv()
+        >>> policy = ChessCnnMaskablePolicy(env.observation_space, env.action_space, lambda _: 3e-4,
+        ...                                 features_extractor_kwargs={"channels": 8})
+        >>> observation, _ = env.reset(seed=0)
+        >>> legal = env.action_masks()
+        >>> action, _ = policy.predict(observation, deterministic=True, action_masks=legal)
+        >>> bool(legal[action])  # untrained, yet a legal move
+        True
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **self._defaults(kwargs))
 
 
 class ChessCnnPolicy(_ConvHeadMixin, ActorCriticPolicy):
-    """PPO's policy over the chess board: ``ChessCNN`` features, ``ConvActionHead``."""
+    """PPO's policy over the chess board: ``ChessCNN`` features, ``ConvActionHead``.
+
+    Example:
+        >>> from chess_env import ChessEnv
+        >>> env = ChessEnv()
+        >>> policy = ChessCnnPolicy(env.observation_space, env.action_space, lambda _: 3e-4,
+        ...                         features_extractor_kwargs={"channels": 8})
+        >>> type(policy.action_net).__name__, policy.action_net(torch.zeros(1, 8 * 64)).shape
+        ('ConvActionHead', torch.Size([1, 4672]))
+        >>> ChessCnnPolicy(env.observation_space, env.action_space, lambda _: 3e-4, net_arch=[64])
+        Traceback (most recent call last):
+        ...
+        ValueError: the convolutional head reads the board features directly: net_arch needs pi=[]
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **self._defaults(kwargs))
