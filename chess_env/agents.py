@@ -83,6 +83,13 @@ class TextPlayer:
     ``reset(seed)`` reaches the backend when it has one; ``move(observation)`` returns the move
     text and the seconds the backend took. A ``TimeoutError`` from the backend passes through: the
     caller decides what a timeout costs. Closing the backend stays with whoever made it.
+
+    Example:
+        >>> player = TextPlayer(ScriptedTextAgent(["e4"]))
+        >>> player.reset(seed=0)
+        >>> text, seconds = player.move(chess.Board().fen())
+        >>> player.name, text, seconds >= 0
+        ('scripted', 'e4', True)
     """
 
     def __init__(self, backend: PolicyBackend) -> None:
@@ -101,7 +108,13 @@ class TextPlayer:
 
 
 class OpponentTextAgent:
-    """An ``Opponent`` (random, greedy, Stockfish, ...) as a text backend: FEN in, UCI out."""
+    """An ``Opponent`` (random, greedy, Stockfish, ...) as a text backend: FEN in, UCI out.
+
+    Example:
+        >>> agent = OpponentTextAgent(make_opponent("greedy"))
+        >>> agent.name, agent.decide("FEN: 6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1")  # mate in one
+        ('greedy', 'a1a8')
+    """
 
     def __init__(self, opponent: Opponent) -> None:
         self.opponent = opponent
@@ -135,6 +148,11 @@ class ScriptedTextAgent(RandomTextAgent):
     """Sends ``script`` first (illegal moves, SAN, sentences: any text), then random legal moves.
 
     ``reset`` starts the script over, so every game opens with it.
+
+    Example:
+        >>> agent = ScriptedTextAgent(["I resign", "e4"]); agent.reset(seed=0)
+        >>> [agent.decide(chess.Board().fen()) for _ in range(3)]  # then a random legal move
+        ['I resign', 'e4', 'c2c4']
     """
 
     def __init__(self, script: Sequence[str]) -> None:

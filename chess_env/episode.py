@@ -30,7 +30,15 @@ def check_choice(name: str, value: object, allowed: tuple[object, ...]) -> None:
 
 
 class OpponentEpisode(gym.Env):
-    """The shared episode logic; subclasses define the spaces, observations and actions."""
+    """The shared episode logic; subclasses define the spaces, observations and actions.
+
+    Example:
+        >>> from chess_env.env import ChessEnv  # a subclass: tensor observations, index actions
+        >>> env = ChessEnv(opponent="random", agent_color="black")
+        >>> _ = env.reset(seed=0)
+        >>> env.agent == chess.BLACK, env.board.peek().uci()  # the opponent opened as white
+        (True, 'd2d4')
+    """
 
     def __init__(
         self,

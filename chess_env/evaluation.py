@@ -38,7 +38,14 @@ Color = Literal["white", "black"]
 
 
 class GameRecord(FrozenDTO):
-    """One evaluation game from the agent's side."""
+    """One evaluation game from the agent's side.
+
+    Example:
+        >>> from chess_env.agents import RandomTextAgent
+        >>> game = evaluate_agent(RandomTextAgent(), games=1, max_plies=6, progress=False).games[0]
+        >>> game.agent_color, game.result, game.outcome, game.score, game.plies, game.moves
+        ('white', '*', 'max_plies', 'draw', 6, 3)
+    """
 
     seed: int = Field(description="The seed the env was reset with")
     agent_color: Color = Field(description="The colour the agent played")
@@ -57,7 +64,16 @@ class GameRecord(FrozenDTO):
 
 
 class EvaluationReport(FrozenDTO):
-    """Every game of one evaluation, the stats over them and their PGNs."""
+    """Every game of one evaluation, the stats over them and their PGNs.
+
+    Example:
+        >>> from chess_env.agents import RandomTextAgent
+        >>> report = evaluate_agent(RandomTextAgent(), "greedy", 2, max_plies=10, progress=False)
+        >>> report.opponent, [game.agent_color for game in report.games], report.stats.games_drawn
+        ('greedy', ['white', 'black'], 2)
+        >>> report.pgns[0].splitlines()[0]
+        '[Event "polyarena eval"]'
+    """
 
     agent: str = Field(description="The agent's name")
     opponent: str = Field(description="The opponent, as given")

@@ -59,7 +59,15 @@ _PREVIEW_LENGTH = 40
 
 
 class MoveParseError(IllegalActionError):
-    """Text that names no legal move; ``reason`` is one of ``REASONS``."""
+    """Text that names no legal move; ``reason`` is one of ``REASONS``.
+
+    Example:
+        >>> try:
+        ...     parse_move("Ke3", chess.Board())
+        ... except MoveParseError as error:
+        ...     print(error.reason, "|", error)
+        cannot_move_there | the king on e1 cannot move to e3
+    """
 
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)

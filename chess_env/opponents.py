@@ -38,7 +38,16 @@ OPPONENT_NAMES = ("random", "greedy", "stockfish")
 
 
 class Opponent:
-    """Base of every opponent: seeded by the env, closed with it, callable on a board."""
+    """Base of every opponent: seeded by the env, closed with it, callable on a board.
+
+    Example:
+        >>> class FirstMove(Opponent):
+        ...     name = "first"
+        ...     def choose_move(self, board, legal_moves):
+        ...         return legal_moves[0]
+        >>> FirstMove()(chess.Board()).uci()
+        'g1h3'
+    """
 
     name = "opponent"
 
@@ -153,6 +162,12 @@ class StockfishOpponent(Opponent):
 
     The binary is looked up when the opponent is made (a clear ``StockfishNotFoundError`` then),
     and the engine process starts on the first move and ends with ``close()``.
+
+    Example:
+        >>> StockfishOpponent(depth=8, path="/no/stockfish")  # no binary: told at once
+        Traceback (most recent call last):
+        ...
+        chess_env.errors.StockfishNotFoundError: no Stockfish binary found at '/no/stockfish'; ...
     """
 
     name = "stockfish"
@@ -269,7 +284,15 @@ class PolicyOpponent(Opponent):
 
 
 class CallableOpponent(Opponent):
-    """Wraps a plain ``board -> chess.Move`` callable so the env can treat it like any opponent."""
+    """Wraps a plain ``board -> chess.Move`` callable so the env can treat it like any opponent.
+
+    Example:
+        >>> def first_move(board):
+        ...     return next(iter(board.legal_moves))
+        >>> opponent = make_opponent(first_move)
+        >>> type(opponent).__name__, opponent.name, opponent(chess.Board()).uci()
+        ('CallableOpponent', 'first_move', 'g1h3')
+    """
 
     def __init__(self, function: Callable[[chess.Board], chess.Move]) -> None:
         super().__init__()

@@ -48,7 +48,16 @@ DEFAULT_MAX_PLIES = 512
 
 
 class EndingActions(NamedTuple):
-    """``ChessGame.ending_actions``: the legal actions that mate and those that draw."""
+    """``ChessGame.ending_actions``: the legal actions that mate and those that draw.
+
+    Example:
+        >>> game = ChessGame(chess.Board("7k/8/6K1/8/8/8/8/5Q2 w - - 0 1"))
+        >>> endings = game.ending_actions()
+        >>> [[game.move_for_action(a).uci() for a in actions] for actions in endings]
+        [['f1f8'], ['f1f7', 'f1c4']]
+        >>> endings.mating
+        [2972]
+    """
 
     mating: list[int]
     drawing: list[int]

@@ -64,7 +64,18 @@ _EMPTY_RUNS = str.maketrans({str(n): "." * n for n in range(1, 9)})  # FEN "3" -
 
 
 class ChessResetOptions(BaseModel):
-    """The reset options of a chess episode (besides OpenEnv's ``seed`` and ``episode_id``)."""
+    """The reset options of a chess episode (besides OpenEnv's ``seed`` and ``episode_id``).
+
+    Example:
+        >>> ChessResetOptions(opponent="greedy", moves=["e2e4"]).model_dump(exclude_defaults=True)
+        {'opponent': 'greedy', 'moves': ['e2e4']}
+        >>> ChessResetOptions(opponent="alphazero")
+        Traceback (most recent call last):
+        ...
+        pydantic_core._pydantic_core.ValidationError: 1 validation error for ChessResetOptions
+        opponent
+          Input should be 'random', 'greedy' or 'stockfish' ...
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -86,7 +97,17 @@ class ChessResetOptions(BaseModel):
 
 
 class ChessAction(BaseModel):
-    """One move: ``move`` (UCI or SAN text) or ``action`` (AlphaZero index), exactly one."""
+    """One move: ``move`` (UCI or SAN text) or ``action`` (AlphaZero index), exactly one.
+
+    Example:
+        >>> ChessAction(move="Nf3").move, ChessAction(action=877).action
+        ('Nf3', 877)
+        >>> ChessAction(move="Nf3", action=877)
+        Traceback (most recent call last):
+        ...
+        pydantic_core._pydantic_core.ValidationError: 1 validation error for ChessAction
+          Value error, give exactly one of "move" (UCI or SAN text) or "action" (an index) ...
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -111,7 +132,15 @@ class ChessAction(BaseModel):
 
 
 class ChessObservation(BaseModel):
-    """The position after the agent's move and the opponent's reply."""
+    """The position after the agent's move and the opponent's reply.
+
+    Example:
+        >>> observation = ChessAdapter().reset(seed=0).observation
+        >>> observation.agent_color, observation.ply, len(observation.legal_moves)
+        ('white', 0, 20)
+        >>> print(observation.ascii.splitlines()[1])
+        8 r n b q k b n r 8
+    """
 
     fen: str = Field(description="The position in FEN")
     legal_moves: list[str] = Field(description="The agent's legal moves in UCI (empty once over)")
@@ -128,7 +157,17 @@ class ChessObservation(BaseModel):
 
 
 class ChessState(EpisodeState):
-    """The episode's state (fields other than episode_id and step_count are absent before reset)."""
+    """The episode's state (fields other than episode_id and step_count are absent before reset).
+
+    Example:
+        >>> adapter = ChessAdapter()
+        >>> ChessState(**adapter.state()).fen is None
+        True
+        >>> _ = adapter.reset(seed=0, opponent="greedy")
+        >>> state = ChessState(**adapter.state())
+        >>> state.ply, state.agent_color, state.opponent, state.result, state.done
+        (0, 'white', 'greedy', '*', False)
+    """
 
     fen: str | None = Field(None, description="The position in FEN")
     ply: int | None = Field(None, description="Plies played in the game")
@@ -139,7 +178,19 @@ class ChessState(EpisodeState):
 
 
 class ChessAdapter:
-    """One ``ChessEnv`` per session; the opponent and start position are chosen at each reset."""
+    """One ``ChessEnv`` per session; the opponent and start position are chosen at each reset.
+
+    Example:
+        >>> adapter = ChessAdapter()
+        >>> adapter.reset(seed=0, opponent="greedy", agent_color="black").observation.opponent_move
+        'd2d4'
+        >>> adapter.step(ChessAction(move="e5")).observation.opponent_move  # greedy takes it
+        'd4e5'
+        >>> adapter.step(ChessAction(move="Ke3"))
+        Traceback (most recent call last):
+        ...
+        envkit.server.errors.InvalidInputError: the king on e8 cannot move to e3
+    """
 
     name = "chess"
     description = (

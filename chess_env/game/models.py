@@ -650,6 +650,11 @@ class GameSession(FrozenDTO):
 
     Its websockets live in the server, not here: ``spectators`` counts them. ``is_active``
     turns False when the game ends (the session is kept until the game leaves memory).
+
+    Example:
+        >>> session = GameSession.new(str(uuid.uuid4()))
+        >>> session.spectators, session.is_active, session.last_activity == session.created_at
+        (0, True, True)
     """
 
     session_id: UUID4Str = Field(description="UUID4, unique among the sessions")

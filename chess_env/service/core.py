@@ -39,6 +39,19 @@ class ChessService:
     Args:
         state_manager: where the games and their sessions live.
         cleanup_interval: seconds between two sweeps for idle games (default 60).
+
+    Example:
+        >>> from chess_env.game_store import StateManager
+        >>> from chess_env.service.models import AgentSpec
+        >>> request = CreateGameRequest(white=AgentSpec(kind="remote", name="Me"),
+        ...                             black=AgentSpec(kind="greedy", name="G", seed=0))
+        >>> async def open_game(service: ChessService) -> list[str]:
+        ...     game = await service.create(request)
+        ...     game = await service.move(game.game_id, MoveRequest(move="e4"))  # G replies
+        ...     await service.close()
+        ...     return [move.uci_notation for move in game.move_history]
+        >>> asyncio.run(open_game(ChessService(StateManager(max_games=10))))
+        ['e2e4', 'c7c5']
     """
 
     def __init__(self, state_manager: StateManager, *, cleanup_interval: float = 60.0) -> None:

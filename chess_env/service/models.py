@@ -95,7 +95,16 @@ class AgentSpec(BaseModel):
 
 
 class CreateGameRequest(BaseModel):
-    """The two agents, and the start position (default: the standard one)."""
+    """The two agents, and the start position (default: the standard one).
+
+    Example:
+        >>> request = CreateGameRequest.model_validate({  # the body of POST /games
+        ...     "white": {"kind": "remote", "name": "Me"},
+        ...     "black": {"kind": "random", "name": "R", "seed": 1},
+        ... })
+        >>> request.white.kind, request.black.config("black").model_name, request.fen
+        ('remote', 'random', None)
+    """
 
     model_config = ConfigDict(
         extra="forbid",
@@ -115,7 +124,18 @@ class CreateGameRequest(BaseModel):
 
 
 class MoveRequest(BaseModel):
-    """A remote agent's move."""
+    """A remote agent's move.
+
+    Example:
+        >>> MoveRequest(move="Nf3", color="white")
+        MoveRequest(move='Nf3', color='white', thinking_time=0.0)
+        >>> MoveRequest(move="Nf9")
+        Traceback (most recent call last):
+        ...
+        pydantic_core._pydantic_core.ValidationError: 1 validation error for MoveRequest
+        move
+          Value error, not a move in UCI (e2e4, e7e8q) or SAN (Nf3, O-O, exd5, e8=Q) ...
+    """
 
     model_config = ConfigDict(
         extra="forbid", json_schema_extra={"examples": [{"move": "e2e4"}, {"move": "Nf3"}]}
@@ -138,7 +158,12 @@ class MoveRequest(BaseModel):
 
 
 class ResignRequest(BaseModel):
-    """The side giving up."""
+    """The side giving up.
+
+    Example:
+        >>> ResignRequest.model_validate({"color": "black"})
+        ResignRequest(color='black')
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -146,7 +171,18 @@ class ResignRequest(BaseModel):
 
 
 class GameSummary(BaseModel):
-    """One game in a listing (``GET /games/{id}`` has the whole record)."""
+    """One game in a listing (``GET /games/{id}`` has the whole record).
+
+    Example:
+        >>> from chess_env.game_store import StateManager
+        >>> from chess_env.service.core import ChessService
+        >>> games = StateManager()
+        >>> _ = games.create_game(AgentSpec(kind="remote", name="Me").config("white"),
+        ...                       AgentSpec(kind="remote", name="You").config("black"))
+        >>> [summary] = ChessService(games).summaries(status=None)
+        >>> summary.white, summary.black_kind, summary.status, summary.current_turn, summary.ply
+        ('Me', 'remote', 'in_progress', 'white', 0)
+    """
 
     game_id: str = Field(description="The game's UUID4")
     white: str = Field(description="White's name")

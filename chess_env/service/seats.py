@@ -34,7 +34,16 @@ logger = logging.getLogger("chess_env.service")
 
 @dataclass
 class Seat:
-    """One side of a game: its kind and, for a server agent, the opponent that moves for it."""
+    """One side of a game: its kind and, for a server agent, the opponent that moves for it.
+
+    Example:
+        >>> seat = Seat("greedy", GreedyOpponent(), timeout=5.0)
+        >>> seat.opponent(chess.Board("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1")).uci()
+        'a1a8'
+        >>> seat.close()  # ends an engine's process; a remote seat holds none
+        >>> REMOTE_SEATS["white"]
+        Seat(kind='remote', opponent=None, timeout=30.0)
+    """
 
     kind: AgentKind
     opponent: Opponent | None = None
