@@ -59,7 +59,12 @@ _LEGACY_AGENT_VARS = {"economic_strength": {"type": "float", "min": 0, "default"
 
 
 class ObservabilityLevel(str, Enum):
-    """How much of a target an observer sees."""
+    """How much of a target an observer sees.
+
+    Example:
+        >>> ObservabilityLevel("external"), [level.value for level in ObservabilityLevel]
+        (<ObservabilityLevel.EXTERNAL: 'external'>, ['unaware', 'external', 'insider'])
+    """
 
     UNAWARE = "unaware"  # nothing: the target is absent
     EXTERNAL = "external"  # its external (public) variables
@@ -67,6 +72,19 @@ class ObservabilityLevel(str, Enum):
 
 
 class SimulationSettings(BaseModel):
+    """The ``simulation`` section: the world's name, episode length and default seed.
+
+    Example:
+        >>> settings = SimulationSettings(name="market", max_turns=50)
+        >>> settings.seed, settings.checkpoint_interval
+        (None, None)
+        >>> load_config({"simulation": {"name": "market", "max_turns": 0},
+        ...              "agents": [{"name": "A"}]})
+        Traceback (most recent call last):
+        ...
+        multiagent.errors.ConfigError: simulation.max_turns: Input should be greater than ...
+    """
+
     model_config = _STRICT
     name: str = Field(min_length=1, description="The world's name")
     max_turns: int = Field(ge=1, description="Turns after which the episode truncates")
@@ -76,6 +94,16 @@ class SimulationSettings(BaseModel):
 
 
 class AgentConfig(BaseModel):
+    """One entry of ``agents``: a unique name, a free label and the values it starts with.
+
+    Older configs give start values as ``initial_<variable>`` keys; ``start_values`` merges them.
+
+    Example:
+        >>> agent = AgentConfig(name="Trader_1", initial_state={"gold": 50}, initial_food=3)
+        >>> agent.start_values
+        {'food': 3, 'gold': 50}
+    """
+
     model_config = ConfigDict(extra="allow", frozen=True)
     name: str = Field(min_length=1, description="Unique agent name")
     type: str | None = Field(None, description="A free label (trader, nation, ...)")
@@ -98,12 +126,30 @@ class AgentConfig(BaseModel):
 
 
 class StateVariablesConfig(BaseModel):
+    """The ``state_variables`` section: each agent's variables and the global ones, by name.
+
+    Example:
+        >>> section = StateVariablesConfig.model_validate(
+        ...     {"agent_vars": {"gold": {"type": "int", "min": 0, "default": 10}}}
+        ... )
+        >>> section.agent_vars["gold"].default, section.global_vars
+        (10, {})
+    """
+
     model_config = _STRICT
     agent_vars: dict[str, VariableDefinition] = Field(default_factory=dict)
     global_vars: dict[str, VariableDefinition] = Field(default_factory=dict)
 
 
 class EngineConfig(BaseModel):
+    """The ``engine`` section: the dynamics function and, as its other keys, its parameters.
+
+    Example:
+        >>> engine = EngineConfig(dynamics="multiagent.worlds.forage:dynamics", grid_size=5)
+        >>> engine.params
+        {'grid_size': 5}
+    """
+
     model_config = ConfigDict(extra="allow", frozen=True)
     dynamics: str | None = Field(
         None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description="package.module:function"
@@ -123,7 +169,13 @@ class VariableVisibilityConfig(BaseModel):
 
 
 class ObservabilityEntry(BaseModel):
-    """One matrix row, written in YAML as ``[observer, target, level, noise]``."""
+    """One matrix row, written in YAML as ``[observer, target, level, noise]``.
+
+    Example:
+        >>> entry = ObservabilityEntry.model_validate(["Trader_1", "global", "external"])
+        >>> entry.observer, entry.target, entry.level, entry.noise
+        ('Trader_1', 'global', <ObservabilityLevel.EXTERNAL: 'external'>, 0.0)
+    """
 
     model_config = _STRICT
     observer: str
@@ -150,12 +202,31 @@ class ObservabilityEntry(BaseModel):
 
 
 class DefaultObservability(BaseModel):
+    """How an observer sees a target the matrix does not list (default: unaware).
+
+    Example:
+        >>> DefaultObservability(level="external", noise=0.1)
+        DefaultObservability(level=<ObservabilityLevel.EXTERNAL: 'external'>, noise=0.1)
+    """
+
     model_config = _STRICT
     level: ObservabilityLevel = ObservabilityLevel.UNAWARE
     noise: float = Field(0.0, ge=0.0)
 
 
 class ObservabilityConfig(BaseModel):
+    """The ``observability`` section: which variables are internal, who sees whom, and how.
+
+    Example:
+        >>> section = ObservabilityConfig.model_validate({
+        ...     "variable_visibility": {"internal": ["gold"]},
+        ...     "matrix": [["A", "B", "insider", 0.1]],
+        ...     "default": {"level": "external"},
+        ... })
+        >>> section.matrix[0].level.value, section.default.level.value, section.distribution
+        ('insider', 'external', 'uniform')
+    """
+
     model_config = _STRICT
     enabled: bool = True
     variable_visibility: VariableVisibilityConfig = Field(default_factory=VariableVisibilityConfig)
@@ -165,7 +236,14 @@ class ObservabilityConfig(BaseModel):
 
 
 class SimulationConfig(BaseModel):
-    """A whole world definition (see the module docstring for the sections)."""
+    """A whole world definition (see the module docstring for the sections).
+
+    Example:
+        >>> config = load_config({"simulation": {"name": "demo", "max_turns": 5},
+        ...                       "agents": [{"name": "A"}, {"name": "B"}]})
+        >>> config.simulation.max_turns, config.agent_names, config.observability
+        (5, ['A', 'B'], None)
+    """
 
     model_config = _STRICT
     simulation: SimulationSettings

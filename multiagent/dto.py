@@ -42,7 +42,20 @@ UNKNOWN = "unknown"  # config identity of a snapshot taken before it was recorde
 
 
 class AgentObservationDTO(FrozenDTO):
-    """One target agent as the observer sees it."""
+    """One target agent as the observer sees it.
+
+    Example:
+        >>> seen = AgentObservationDTO(name="Trader_2", variables={"gold": 31.5}, level="external",
+        ...                            noise=0.1)
+        >>> seen.model_dump(exclude={"schema_version"})
+        {'name': 'Trader_2', 'variables': {'gold': 31.5}, 'level': 'external', 'noise': 0.1}
+        >>> AgentObservationDTO(name="Trader_3", variables={}, level="unaware", noise=0)
+        Traceback (most recent call last):
+        ...
+        pydantic_core._pydantic_core.ValidationError: 1 validation error for AgentObservationDTO
+        level
+          Input should be 'external' or 'insider' ...
+    """
 
     name: str = Field(min_length=1, description="The target agent's name")
     variables: dict[str, Any] = Field(
@@ -53,7 +66,15 @@ class AgentObservationDTO(FrozenDTO):
 
 
 class GlobalObservationDTO(FrozenDTO):
-    """The global state as the observer sees it."""
+    """The global state as the observer sees it.
+
+    Example:
+        >>> context = GlobalObservationDTO(variables={"season": "winter"}, level="insider", noise=0)
+        >>> print(ObservationEnvelope(turn=3, observer="A", global_context=context).to_text())
+        Turn 3, observer A
+        Agents: none observed
+        Global state (insider): {"season": "winter"}
+    """
 
     variables: dict[str, Any] = Field(
         description="The visible global variables, after visibility filtering and noise"
@@ -127,6 +148,16 @@ class SimulationSnapshot(FrozenDTO):
 
     ``rng_state`` is numpy's ``bit_generator.state`` (JSON-safe for PCG64: Python ints); an empty
     dict means "no state recorded: reseed from the env" (snapshots migrated from version 1).
+
+    Example:
+        >>> from multiagent.env import WorldEnv
+        >>> env = WorldEnv("forage"); _ = env.reset(seed=0)
+        >>> snapshot = env.snapshot()
+        >>> snapshot.config_name, snapshot.turn, snapshot.agents["Forager_1"]["position"]
+        ('forage', 0, (0, 0))
+        >>> _ = env.step(dict.fromkeys(env.agents, {"move": "down"}))
+        >>> _ = env.restore(snapshot); env.world.turn, env.world.agents["Forager_1"]["position"]
+        (0, (0, 0))
     """
 
     schema_version: int = Field(2, ge=1, description="Version of this DTO's shape")

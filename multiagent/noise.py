@@ -294,6 +294,16 @@ class NoisyTarget:
         names: the visible variable names.
         cache: where the turn-independent layout is kept between turns (one per plan: its
             keys assume the same definitions), keyed by ``cache_key``.
+
+    Example:
+        >>> gold, flag = VariableDefinition(type="float", min=0), VariableDefinition(type="bool")
+        >>> target = NoisyTarget({"gold": 100.0, "open": True}, {"gold": gold, "open": flag},
+        ...                      names=["gold", "open"])
+        >>> observers = np.array([stable_hash("A"), stable_hash("B")], dtype=np.uint64)
+        >>> keys = pair_keys(0, 1, observers, np.full(2, stable_hash("T"), dtype=np.uint64))
+        >>> [rows] = draw_noise([target], keys, np.array([0.0, 0.1]), observer_counts=[2])
+        >>> target.assemble(rows)  # A sees it exactly, B with 10% noise
+        [{'gold': 100.0, 'open': True}, {'gold': 103.40773547867272, 'open': True}]
     """
 
     def __init__(

@@ -39,7 +39,14 @@ __all__ = [
 
 @dataclass(frozen=True)
 class View:
-    """What one observer sees of one target: its level, noise and visible variables."""
+    """What one observer sees of one target: its level, noise and visible variables.
+
+    Example:
+        >>> from multiagent.worlds import load_world
+        >>> view = ObservabilityPlan(load_world("forage")).view("Forager_1", "global")
+        >>> view.level, view.noise, view.variables
+        (<ObservabilityLevel.EXTERNAL: 'external'>, 0.15, ('food', 'eaten'))
+    """
 
     target: str
     level: ObservabilityLevel
@@ -54,6 +61,15 @@ class ObservabilityPlan:
         config: the world definition.
         full: ignore the observability section (everyone an insider, no noise): what the
             unwrapped env returns.
+
+    Example:
+        >>> from multiagent.worlds import load_world
+        >>> plan = ObservabilityPlan(load_world("forage"))
+        >>> seen = plan.view("Forager_1", "Forager_2")
+        >>> seen.level.value, seen.noise, seen.variables  # energy and carrying are internal
+        ('external', 0.2, ('position',))
+        >>> ObservabilityPlan(load_world("forage"), full=True).view("Forager_1", "Forager_2").noise
+        0.0
     """
 
     def __init__(self, config: SimulationConfig, *, full: bool = False) -> None:

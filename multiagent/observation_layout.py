@@ -30,7 +30,17 @@ _VISIBLE = np.ones(1, dtype=np.int8)
 
 @dataclass
 class ObservationLayout:
-    """What one observer's observation holds, and how to encode a view of the world into it."""
+    """What one observer's observation holds, and how to encode a view of the world into it.
+
+    Example:
+        >>> from multiagent.worlds import load_world
+        >>> plan = ObservabilityPlan(load_world("forage"))
+        >>> layout = ObservationLayout.from_plan(plan, "Forager_1")
+        >>> layout.self_variables, layout.targets["Forager_2"], layout.global_variables
+        (('position', 'energy', 'carrying'), ('position',), ('food', 'eaten'))
+        >>> layout.space()["others"]["Forager_2"]
+        Dict('_visible': MultiBinary(1), 'position': Tuple(Discrete(7), Discrete(7)))
+    """
 
     observer: str
     self_variables: tuple[str, ...] | None

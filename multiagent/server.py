@@ -85,7 +85,16 @@ POLICIES: dict[str, Policy] = {"random": _random_policy}
 
 class InvalidActionError(InvalidInputError):
     """An action the world's signature refuses; ``issues`` are its Malli-lite errors, sent to
-    the client as ``errors`` too, so that it sees every failing path at once."""
+    the client as ``errors`` too, so that it sees every failing path at once.
+
+    Example:
+        >>> adapter = WorldAdapter("forage"); _ = adapter.reset(seed=0)
+        >>> try:
+        ...     adapter.step(WorldAction(move="fly", speed=2))
+        ... except InvalidActionError as error:
+        ...     print([issue.path for issue in error.issues])
+        ['move', 'speed']
+    """
 
     def __init__(self, issues: list[Issue]) -> None:
         details = "; ".join(str(issue) for issue in issues)
@@ -96,7 +105,18 @@ class InvalidActionError(InvalidInputError):
 
 
 class WorldResetOptions(BaseModel):
-    """The reset options of a world episode (besides OpenEnv's ``seed`` and ``episode_id``)."""
+    """The reset options of a world episode (besides OpenEnv's ``seed`` and ``episode_id``).
+
+    Example:
+        >>> WorldResetOptions(agent="Trader_2", policies={"Trader_1": "random"})
+        WorldResetOptions(agent='Trader_2', policies={'Trader_1': 'random'}, include_text=False)
+        >>> WorldResetOptions(policies={"Trader_1": "greedy"})
+        Traceback (most recent call last):
+        ...
+        pydantic_core._pydantic_core.ValidationError: 1 validation error for WorldResetOptions
+        policies.Trader_1
+          Input should be 'random' ...
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -117,13 +137,31 @@ class WorldAction(BaseModel):
 
     Open on purpose: pydantic would coerce more than Malli-lite allows and stop at fewer
     errors, so the adapter validates (``GET /schema`` shows the world's own action schema).
+
+    Example:
+        >>> WorldAction(verb="buy", good="food", target_town="Farmstead", amount=2.5).model_extra
+        {'verb': 'buy', 'good': 'food', 'target_town': 'Farmstead', 'amount': 2.5}
+        >>> adapter = WorldAdapter("forage"); _ = adapter.reset(seed=0)
+        >>> adapter.step(WorldAction(move="fly"))
+        Traceback (most recent call last):
+        ...
+        multiagent.server.InvalidActionError: invalid action: move: expected one of [...], got "fly"
     """
 
     model_config = ConfigDict(extra="allow")
 
 
 class WorldObservation(BaseModel):
-    """What the seat sees after a turn."""
+    """What the seat sees after a turn.
+
+    Example:
+        >>> adapter = WorldAdapter("forage")
+        >>> observation = adapter.reset(seed=0, agent="Forager_2", include_text=True).observation
+        >>> observation.agent, observation.turn, sorted(observation.envelope.agents)
+        ('Forager_2', 0, ['Forager_1', 'Forager_2', 'Forager_3'])
+        >>> print(observation.text.splitlines()[-1])
+        Global state (external, noise 0.15): {"eaten": 0, "food": [3, 3]}
+    """
 
     envelope: ObservationEnvelope = Field(
         description="The seat's partial, noisy view; unaware targets are absent"
@@ -135,7 +173,15 @@ class WorldObservation(BaseModel):
 
 
 class WorldState(EpisodeState):
-    """The session's state; never the ground truth, which would leak what the seat cannot see."""
+    """The session's state; never the ground truth, which would leak what the seat cannot see.
+
+    Example:
+        >>> adapter = WorldAdapter("forage")
+        >>> _ = adapter.reset(seed=3, agent="Forager_1")
+        >>> state = WorldState(**adapter.state())
+        >>> state.world, state.agent, state.turn, state.seed, state.policies["Forager_2"]
+        ('forage', 'Forager_1', 0, 3, 'random')
+    """
 
     world: str | None = Field(None, description="The world's name")
     agent: str | None = Field(None, description="The seat this session plays")
@@ -150,6 +196,14 @@ class WorldAdapter:
 
     Args:
         world: a built-in world's name, a YAML path, a config dict or a ``SimulationConfig``.
+
+    Example:
+        >>> adapter = WorldAdapter("forage")
+        >>> adapter.reset(seed=0, agent="Forager_1").observation.envelope.observer
+        'Forager_1'
+        >>> result = adapter.step(WorldAction(move="down"))  # the others move at random
+        >>> result.reward, result.done, result.metadata, result.observation.turn
+        (-0.01, False, {'info': {'collected': False}}, 1)
     """
 
     def __init__(self, world: str | Path | SimulationConfig | Mapping[str, Any]) -> None:

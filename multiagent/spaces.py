@@ -60,7 +60,15 @@ _INT_LOW, _INT_HIGH = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max) -
 class BoundedSequence(spaces.Sequence):
     """A ``Sequence`` that remembers the most items its values may hold (``max_length``) and
     whether it encodes a dict as ``(key, value)`` pairs, so wrappers such as ``FlattenForSB3``
-    can give it a fixed shape."""
+    can give it a fixed shape.
+
+    Example:
+        >>> space = space_for(VariableDefinition(type="list", item_type="bool", max_length=4))
+        >>> isinstance(space, BoundedSequence), space.max_length, space.pairs
+        (True, 4, False)
+        >>> space_for(VariableDefinition(type="dict", key_type="str", value_type="float")).pairs
+        True
+    """
 
     def __init__(
         self, feature_space: spaces.Space[Any], max_length: int, *, pairs: bool = False

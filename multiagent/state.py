@@ -200,6 +200,16 @@ class StateValidator:
 
     Every variable must be present (a state is complete); values are coerced as pydantic's lax
     mode does, never past a bound. Errors raise ``StateValidationError`` with readable paths.
+
+    Example:
+        >>> from multiagent.variables import VariableDefinition as V
+        >>> validator = StateValidator({"gold": V(type="int", min=0)}, {})
+        >>> validator.agents({"Ann": {"name": "Ann", "gold": "7"}})
+        {'Ann': {'name': 'Ann', 'gold': 7}}
+        >>> validator.agents({"Ann": {"name": "Ann", "gold": -1}})
+        Traceback (most recent call last):
+        ...
+        multiagent.errors.StateValidationError: agents[Ann].gold: Input should be greater than ...
     """
 
     def __init__(self, agent_vars: Definitions, global_vars: Definitions) -> None:

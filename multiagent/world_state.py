@@ -23,7 +23,13 @@ __all__ = ["Transition", "WorldState"]
 
 @dataclass(frozen=True)
 class WorldState:
-    """``turn``, ``agents`` (``{name: {variable: value}}``, each with its ``name``) and globals."""
+    """``turn``, ``agents`` (``{name: {variable: value}}``, each with its ``name``) and globals.
+
+    Example:
+        >>> state = WorldState(turn=0, agents={"A": {"name": "A", "gold": 5}}, global_state={})
+        >>> state.agents["A"]["gold"], state.reasoning_chains
+        (5, ())
+    """
 
     turn: int
     agents: dict[str, dict[str, Any]]
@@ -33,7 +39,18 @@ class WorldState:
 
 @dataclass(frozen=True)
 class Transition:
-    """What one turn of dynamics produced; missing agents get reward 0 and no termination."""
+    """What one turn of dynamics produced; missing agents get reward 0 and no termination.
+
+    Example:
+        >>> def dynamics(state, actions, rng, params):  # every agent earns one gold a turn
+        ...     agents = {name: {**a, "gold": a["gold"] + 1} for name, a in state.agents.items()}
+        ...     next_state = WorldState(state.turn + 1, agents, state.global_state)
+        ...     return Transition(next_state, rewards=dict.fromkeys(agents, 1.0))
+        >>> start = WorldState(turn=0, agents={"A": {"name": "A", "gold": 5}}, global_state={})
+        >>> transition = dynamics(start, {}, None, {})
+        >>> transition.state.agents, transition.rewards, transition.terminations
+        ({'A': {'name': 'A', 'gold': 6}}, {'A': 1.0}, {})
+    """
 
     state: WorldState
     rewards: dict[str, float] = field(default_factory=dict)

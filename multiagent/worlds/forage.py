@@ -28,7 +28,15 @@ MOVES = {"stay": (0, 0), "up": (-1, 0), "down": (1, 0), "left": (0, -1), "right"
 
 @dataclass(frozen=True)
 class ForageParams:
-    """The ``engine`` section's parameters; the defaults are the packaged world's values."""
+    """The ``engine`` section's parameters; the defaults are the packaged world's values.
+
+    Example:
+        >>> from multiagent.worlds import load_world
+        >>> ForageParams(**load_world("forage").engine.params) == ForageParams()
+        True
+        >>> ForageParams(grid_size=5, pouch=2).max_energy
+        100.0
+    """
 
     grid_size: int = 7  # cells per side; forage.yaml bounds positions to 0..grid_size - 1
     food_reward: float = 1.0

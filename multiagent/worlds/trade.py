@@ -45,7 +45,15 @@ STAMINA_MAX = 10
 
 @dataclass(frozen=True)
 class TradeParams:
-    """The ``engine`` section's parameters; the defaults are the packaged world's values."""
+    """The ``engine`` section's parameters; the defaults are the packaged world's values.
+
+    Example:
+        >>> from multiagent.worlds import load_world
+        >>> TradeParams(**load_world("trade").engine.params) == TradeParams()
+        True
+        >>> TradeParams(closure_probability=0.0).season_yield["winter"]
+        0.5
+    """
 
     speed: float = 10.0  # map units per move
     trade_radius: float = 5.0  # how close to a town a trader must be to trade there

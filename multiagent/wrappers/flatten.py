@@ -45,6 +45,15 @@ class FlattenForSB3(gym.Wrapper, gym.utils.RecordConstructorArgs):
         string_buckets: the ``Discrete`` size of hashed strings (default 64).
         float_bins: bins per float action field when mixed with discrete ones (default 11).
         separator: joins the path of a key (default "/"; "." breaks SB3's MultiInputPolicy).
+
+    Example:
+        >>> from multiagent import parallel_env
+        >>> from multiagent.wrappers import SingleAgentEnv
+        >>> env = FlattenForSB3(SingleAgentEnv(parallel_env("forage"), "Forager_1"))
+        >>> list(env.observation_space)[:3], env.action_space, env.action(2)
+        (['self/position/0', 'self/position/1', 'self/energy'], Discrete(5), {'move': 2})
+        >>> obs, _ = env.reset(seed=0); env.observation_space.contains(obs)
+        True
     """
 
     def __init__(

@@ -124,7 +124,15 @@ class GymNoiseWrapper(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
 
 
 class ParallelNoiseWrapper(BaseParallelWrapper):
-    """Noise on every agent's observations of a PettingZoo ``ParallelEnv`` (spaces unchanged)."""
+    """Noise on every agent's observations of a PettingZoo ``ParallelEnv`` (spaces unchanged).
+
+    Example:
+        >>> from multiagent import parallel_env
+        >>> env = ParallelNoiseWrapper(parallel_env("forage"), noise=0.1)
+        >>> observations, _ = env.reset(seed=0)
+        >>> env.observation_space("Forager_1").contains(observations["Forager_1"])
+        True
+    """
 
     def __init__(self, env: ParallelEnv, noise: float, distribution: str = "uniform") -> None:
         _check(noise, distribution)

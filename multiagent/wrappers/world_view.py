@@ -15,6 +15,16 @@ class WorldViewWrapper(BaseParallelWrapper):
 
     After a step, the agents that acted (those just finished included) get observations, as
     PettingZoo's parallel API expects.
+
+    Example:
+        >>> from multiagent import parallel_env
+        >>> class TurnView(WorldViewWrapper):  # each agent observes the turn number only
+        ...     def observe(self, observers):
+        ...         return {agent: self.world_env.world.turn for agent in observers}
+        >>> env = TurnView(parallel_env("forage"))
+        >>> _ = env.reset(seed=0)
+        >>> env.step(dict.fromkeys(env.agents, {"move": "up"}))[0]
+        {'Forager_1': 1, 'Forager_2': 1, 'Forager_3': 1}
     """
 
     def __init__(self, env: ParallelEnv) -> None:
