@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.machine import machine_line
-from training.anneal import anneal
+from training.annealing import anneal
 from training.config import AnnealConfig, load_config
 from training.dto import AnnealSummaryDTO, EvaluationResultDTO
 from training.evaluation import evaluate

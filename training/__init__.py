@@ -2,7 +2,7 @@
 
 - ``train_ppo(env, ...) -> PPOTrainingResultDTO`` (``training.ppo``)
 - ``train_bc(config, ...) -> BCTrainingResultDTO`` (``training.bc``)
-- ``anneal(config, ...) -> AnnealSummaryDTO`` (``training.anneal``)
+- ``anneal(config, ...) -> AnnealSummaryDTO`` (``training.annealing``)
 - ``evaluate(agent, opponent, ...) -> EvaluationResultDTO`` (``training.evaluation``)
 - the DTOs (``training.dto``) and configs (``training.config``); ``python -m training`` runs the
   same from the command line.
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 _HOMES = {
-    "anneal": "training.anneal",
+    "anneal": "training.annealing",
     "evaluate": "training.evaluation",
     "train_bc": "training.bc",
     "train_ppo": "training.ppo",

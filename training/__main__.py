@@ -66,7 +66,7 @@ def _run(command: str, config_path: Path | None, overrides: list[str], out: Path
 
         return train_bc(config)
     if kind == "anneal":
-        from training.anneal import anneal
+        from training.annealing import anneal
 
         return anneal(config)
     from training.commands import run_eval

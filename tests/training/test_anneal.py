@@ -10,7 +10,7 @@ import torch
 
 import training.dto
 import training.ppo
-from training.anneal import _flags, anneal
+from training.annealing import _flags, anneal
 from training.config import AnnealConfig, BCConfig, PPOConfig
 from training.dto import AnnealSummaryDTO, ColorRecordDTO, EvaluationResultDTO
 from training.models import load_model

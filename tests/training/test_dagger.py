@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from chess_env.encoding import decode_action, legal_action_mask
-from training.anneal import anneal
+from training.annealing import anneal
 from training.bc import bc_model
 from training.config import AnnealConfig, BCConfig, DaggerConfig, PPOConfig
 from training.dagger import collect_positions, dagger_round
