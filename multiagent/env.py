@@ -33,7 +33,7 @@ from multiagent.dto import SimulationSnapshot
 from multiagent.errors import StateValidationError
 from multiagent.observability import ObservabilityPlan, observe_all
 from multiagent.observation_layout import ObservationLayout
-from multiagent.spaces import from_space_value, space_for, to_space_value
+from multiagent.spaces import from_space_value, ordered_dict, space_for, to_space_value
 from multiagent.state import (
     StateValidator,
     create_agent_state_model,
@@ -173,19 +173,18 @@ class WorldEnv(ParallelEnv):
         variables = self.config.state_variables
         agent = self._agent_definition
         parts: dict[str, spaces.Space[Any]] = {
-            "agents": spaces.Dict(
+            "agents": ordered_dict(
                 {
                     name: space_for(agent) if agent else spaces.Dict({})
                     for name in self.possible_agents
-                },
-                sort_keys=False,
+                }
             ),
-            "global": spaces.Dict(
-                {name: space_for(d) for name, d in variables.global_vars.items()}, sort_keys=False
+            "global": ordered_dict(
+                {name: space_for(d) for name, d in variables.global_vars.items()}
             ),
             "turn": spaces.Discrete(self.config.simulation.max_turns + 1),
         }
-        return spaces.Dict(parts, sort_keys=False)
+        return ordered_dict(parts)
 
     # -- the episode ------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ import numpy as np
 from gymnasium import spaces
 
 from multiagent.observability import GLOBAL_TARGET, ObservabilityPlan
-from multiagent.spaces import space_for, to_space_value, zero_value
+from multiagent.spaces import ordered_dict, space_for, to_space_value, zero_value
 from multiagent.variables import VariableDefinition
 from multiagent.world_state import WorldState
 
@@ -69,17 +69,16 @@ class ObservationLayout:
         parts: dict[str, spaces.Space[Any]] = {}
         if self.self_variables is not None:
             parts["self"] = self._variables_space(self.agent_vars, self.self_variables)
-        parts["others"] = spaces.Dict(
+        parts["others"] = ordered_dict(
             {
                 target: self._variables_space(self.agent_vars, names, visible_flag=True)
                 for target, names in self.targets.items()
-            },
-            sort_keys=False,
+            }
         )
         if self.global_variables is not None:
             parts["global"] = self._variables_space(self.global_vars, self.global_variables)
         parts["turn"] = spaces.Discrete(self.max_turns + 1)
-        return spaces.Dict(parts, sort_keys=False)
+        return ordered_dict(parts)
 
     @staticmethod
     def _variables_space(
@@ -91,7 +90,7 @@ class ObservationLayout:
             {"_visible": spaces.MultiBinary(1)} if visible_flag else {}
         )
         parts.update((name, space_for(definitions[name])) for name in names)
-        return spaces.Dict(parts, sort_keys=False)
+        return ordered_dict(parts)
 
     def encode(self, view: WorldState, space: spaces.Dict) -> dict[str, Any]:
         """``view`` (this observer's view of the world) as an element of ``space``."""

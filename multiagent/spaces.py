@@ -27,6 +27,7 @@ pairs of a dict), since ``Sequence.sample()`` draws lengths without a bound.
 from __future__ import annotations
 
 import string
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,7 @@ __all__ = [
     "MAX_DISCRETE_INT",
     "BoundedSequence",
     "from_space_value",
+    "ordered_dict",
     "space_for",
     "to_space_value",
     "zero_value",
@@ -110,11 +112,11 @@ def space_for(defn: VariableDefinition) -> spaces.Space[Any]:
     if kind == "tuple":
         return spaces.Tuple(tuple(space_for(child) for child in defn.item_types or ()))
     if defn.schema_ is not None:
-        return _ordered_dict({name: space_for(child) for name, child in defn.schema_.items()})
+        return ordered_dict({name: space_for(child) for name, child in defn.schema_.items()})
     value_type: VariableDefinition = defn.value_type  # type: ignore[assignment]
     if defn.keys is not None:
         # A space per key: one shared object would be seeded once per key and sample alike.
-        return _ordered_dict({key: _slot(space_for(value_type)) for key in defn.keys})
+        return ordered_dict({key: _slot(space_for(value_type)) for key in defn.keys})
     key_space: spaces.Space[Any] = (
         _text(MAX_STR_LENGTH)
         if defn.key_type == "str"
@@ -283,14 +285,21 @@ def _printable(text: str, max_length: int) -> str:
     return text[:max_length]
 
 
-def _ordered_dict(children: dict[str, spaces.Space[Any]]) -> spaces.Dict:
-    """A ``Dict`` space that keeps the declared order (Gymnasium sorts keys by default)."""
-    return spaces.Dict(children, sort_keys=False)
+def ordered_dict(children: Mapping[str, spaces.Space[Any]]) -> spaces.Dict:
+    """A ``Dict`` space that keeps the declared order: Gymnasium sorts a mapping's keys, and
+    only recent releases take ``sort_keys=False`` (1.2.2, which Ray pins, reads it as a
+    subspace), while pairs keep their order in every 1.x.
+
+    Example:
+        >>> list(ordered_dict({"b": spaces.Discrete(2), "a": spaces.Discrete(3)}))
+        ['b', 'a']
+    """
+    return spaces.Dict(list(children.items()))
 
 
 def _slot(value_space: spaces.Space[Any]) -> spaces.Dict:
     """One declared key of a dict: whether it is present, and its value (zeros when absent)."""
-    return _ordered_dict({"present": spaces.MultiBinary(1), "value": value_space})
+    return ordered_dict({"present": spaces.MultiBinary(1), "value": value_space})
 
 
 def _encode_key(defn: VariableDefinition, key: Any) -> Any:

@@ -24,7 +24,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from multiagent.spaces import BoundedSequence
+from multiagent.spaces import BoundedSequence, ordered_dict
 
 __all__ = ["FlattenForSB3"]
 
@@ -78,7 +78,7 @@ class FlattenForSB3(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.separator = separator
         self._leaves: dict[str, Leaf] = {}
         self._flatten_space(env.observation_space, "")
-        self.observation_space = spaces.Dict(self._leaves, sort_keys=False)
+        self.observation_space = ordered_dict(self._leaves)
         self._action_fields, self.action_space = self._flat_action_space(env.action_space)
 
     # -- observations -----------------------------------------------------------------------

@@ -27,25 +27,3 @@ def ray_session() -> Iterator[Any]:
     )
     yield ray
     ray.shutdown()
-
-
-@pytest.fixture
-def worlds() -> None:
-    """Skip when the world envs cannot be built with the installed gymnasium.
-
-    multiagent builds its spaces with ``spaces.Dict(..., sort_keys=False)``, an argument that
-    gymnasium 1.2.2 (the version ray pins) does not have; the skip names it until it is fixed.
-    """
-    from multiagent import parallel_env
-
-    try:
-        parallel_env("forage")
-    except AssertionError as error:
-        if "sort_keys" not in str(error):
-            raise
-        import gymnasium
-
-        pytest.skip(
-            f"multiagent passes spaces.Dict(sort_keys=False), which gymnasium "
-            f"{gymnasium.__version__} lacks: {error}"
-        )

@@ -72,7 +72,7 @@ def test_aec_chess_self_play_maps_both_players_to_one_policy(num_env_runners: in
 
 
 @RUNNERS
-def test_world_shares_one_policy_between_its_agents(worlds: None, num_env_runners: int) -> None:
+def test_world_shares_one_policy_between_its_agents(num_env_runners: int) -> None:
     # forage episodes last 200 turns: a 256-step batch finishes one
     budget = {**TINY, "train_batch_size": 256}
     result = train_rllib(env="world:forage", num_env_runners=num_env_runners, **budget)
@@ -82,7 +82,7 @@ def test_world_shares_one_policy_between_its_agents(worlds: None, num_env_runner
     assert result.agent_timesteps == 3 * result.total_timesteps
 
 
-def test_world_with_one_policy_per_agent(worlds: None) -> None:
+def test_world_with_one_policy_per_agent() -> None:
     budget = {**TINY, "train_batch_size": 200}  # trade episodes last 100 turns
     result = train_rllib(env="world:trade", policies="per_agent", num_env_runners=0, **budget)
     agents = {"Trader_1", "Trader_2", "Trader_3", "Trader_4"}

@@ -80,9 +80,7 @@ def test_aec_chess_wrapper_counts_an_illegal_move_before_the_game_ends() -> None
     assert env.rewards["player_0"] == -1.0
 
 
-def test_world_wrapper_passes_parallel_api_test_with_one_space_for_all_agents(
-    worlds: None,
-) -> None:
+def test_world_wrapper_passes_parallel_api_test_with_one_space_for_all_agents() -> None:
     from multiagent import parallel_env
 
     for world in ("forage", "trade"):
@@ -92,7 +90,7 @@ def test_world_wrapper_passes_parallel_api_test_with_one_space_for_all_agents(
         parallel_api_test(env, num_cycles=30)
 
 
-def test_agent_ids_name_each_seat(worlds: None) -> None:
+def test_agent_ids_name_each_seat() -> None:
     assert agent_ids("chess:selfplay") == ("player_0", "player_1")
     assert agent_ids("world:forage") == ("Forager_1", "Forager_2", "Forager_3")
     with pytest.raises(ValueError, match="single-agent"):
