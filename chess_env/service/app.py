@@ -22,6 +22,7 @@ from chess_env.service.moves import moves_router
 from envkit.server.errors import ServiceError, error_payload
 from envkit.server.limits import BodySizeLimit, Limits
 from envkit.server.models import ErrorResponse
+from envkit.server.schema_docs import publish_openapi_without_examples
 
 __all__ = ["create_chess_service_app", "router"]
 
@@ -67,6 +68,7 @@ def create_chess_service_app(
         responses={422: {"model": ErrorResponse, "description": "Malformed or illegal input"}},
     )
     app.state.chess_service = service
+    publish_openapi_without_examples(app)
     # As envkit.server's apps have: envkit.server.make_server reads the WebSocket frame limit.
     app.state.limits = Limits()
     app.add_middleware(BodySizeLimit, max_bytes=app.state.limits.max_body_bytes)

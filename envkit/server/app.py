@@ -22,6 +22,7 @@ from envkit.server.errors import ErrorCode, ServiceError, error_payload
 from envkit.server.limits import MAX_BODY_BYTES, MAX_MESSAGE_BYTES, BodySizeLimit, Limits
 from envkit.server.models import ErrorResponse
 from envkit.server.routers import env, info, mcp, sessions, ws
+from envkit.server.schema_docs import publish_openapi_without_examples
 from envkit.server.service import EnvService
 from envkit.server.sessions import SessionStore
 
@@ -87,6 +88,7 @@ def create_app(
         responses=_error_responses(rate_limited=rate_limit is not None, guarded=token is not None),
     )
     app.state.env_service = service
+    publish_openapi_without_examples(app)
     app.state.limits = Limits(max_body_bytes=max_body_bytes, max_message_bytes=max_message_bytes)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     if token is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from envkit.server.models import HealthResponse, MetadataResponse, SchemaResponse
+from envkit.server.schema_docs import without_examples
 from envkit.server.service import Service
 
 __all__ = ["router"]
@@ -27,7 +28,7 @@ def metadata(service: Service) -> MetadataResponse:
 def schema(service: Service) -> SchemaResponse:
     info = service.info
     return SchemaResponse(
-        action=info.action_model.model_json_schema(),
-        observation=info.observation_model.model_json_schema(),
-        state=info.state_model.model_json_schema(),
+        action=without_examples(info.action_model.model_json_schema()),
+        observation=without_examples(info.observation_model.model_json_schema()),
+        state=without_examples(info.state_model.model_json_schema()),
     )
