@@ -163,6 +163,12 @@ class DaggerConfig(FrozenDTO):
     replay: float = Field(
         1.0, ge=0, description="Rows of the BC dataset mixed in per DAgger row (against forgetting)"
     )
+    focus: int = Field(
+        1,
+        ge=1,
+        description="Times each aggregated row where a move would mate or draw is trained on per "
+        "epoch (the rows the policy's result turns on, a few percent of the data)",
+    )
     epochs: int = Field(2, ge=1, description="BC epochs on each round's data")
     learning_rate: float = Field(5e-4, gt=0, description="BC learning rate in the rounds")
     max_plies: int = Field(300, ge=1, description="Ply cap of the policy's games")

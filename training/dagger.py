@@ -77,6 +77,9 @@ def dagger_round(
     )
     aggregate = labelled if aggregate is None else combine([aggregate, labelled])
     parts = [aggregate]
+    if config.focus > 1:  # the rare rows where the game could end: mates to find, draws to dodge
+        ending = np.flatnonzero(aggregate.mates.any(axis=1) | aggregate.avoid.any(axis=1))  # type: ignore[union-attr]
+        parts.append(aggregate.subset(np.repeat(ending, config.focus - 1)))
     if base is not None and config.replay > 0:
         count = min(len(base), round(config.replay * len(aggregate)))
         rows = np.sort(np.random.default_rng(seed).choice(len(base), count, replace=False))

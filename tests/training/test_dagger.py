@@ -130,3 +130,19 @@ def test_an_anneal_with_dagger_rounds(tmp_path: Path) -> None:
     assert [stage.mode for stage in summary.stages] == ["bc", "dagger", "dagger"]
     positions = [stage.metrics["positions"] for stage in summary.stages[1:]]
     assert positions[1] > positions[0] > 0  # the aggregate grows
+
+
+def test_focus_repeats_the_rows_where_the_game_could_end() -> None:
+    config = DaggerConfig(expert="alphabeta:1", games=2, epochs=1, max_plies=300, replay=0.0)
+    runs = []
+    for focus in (1, 3):
+        focused = config.model_copy(update={"focus": focus})
+        runs.append(
+            dagger_round(bc_model(QUICK), focused, QUICK, base=None, aggregate=None, seed=1)
+        )
+    (plain, aggregate), (repeated, same) = runs
+    assert np.array_equal(aggregate.actions, same.actions)  # the same games, the same rows
+    ending = int((aggregate.mates.any(axis=1) | aggregate.avoid.any(axis=1)).sum())  # type: ignore[union-attr]
+    assert 0 < ending < len(aggregate)
+    assert plain.dataset.positions == len(aggregate)
+    assert repeated.dataset.positions == len(aggregate) + 2 * ending
