@@ -274,20 +274,27 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     return result
 
 
+def read_yaml_mapping(path: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """The mapping a YAML config file holds ({} without a file); ``ConfigError`` names the file
+    when it cannot be read or parsed, or holds something else."""
+    if path is None:
+        return {}
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as error:
+        raise ConfigError(f"{path}: {error}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping, got {type(data).__name__}")
+    return data
+
+
 def load_config(
     kind: str, path: str | os.PathLike[str] | None = None, overrides: list[str] | None = None
 ) -> FrozenDTO:
     """The ``kind`` config from a YAML file and overrides; errors name the field path."""
     if kind not in CONFIG_KINDS:
         raise ConfigError(f"unknown config kind {kind!r}; expected one of {sorted(CONFIG_KINDS)}")
-    data: Any = {}
-    if path is not None:
-        try:
-            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as error:
-            raise ConfigError(f"{path}: {error}") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"{path}: the top level must be a mapping, got {type(data).__name__}")
+    data = read_yaml_mapping(path)
     data = apply_overrides(data, overrides or [])
     try:
         return CONFIG_KINDS[kind].model_validate(data)

@@ -8,14 +8,12 @@ result DTO carries the config, so a result says how to reproduce it.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from envkit.dto import FrozenDTO
-from training.config import ConfigError, apply_overrides
+from training.config import ConfigError, apply_overrides, read_yaml_mapping
 from training.rllib.envs import check_env_name, is_multi_agent
 
 __all__ = ["PolicyMode", "RLlibConfig", "load_rllib_config"]
@@ -118,14 +116,7 @@ def load_rllib_config(
         >>> load_rllib_config(None, ["iterations=3"], env="world:forage").iterations
         3
     """
-    data: Any = {}
-    if path is not None:
-        try:
-            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as error:
-            raise ConfigError(f"{path}: {error}") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"{path}: the top level must be a mapping, got {type(data).__name__}")
+    data = read_yaml_mapping(path)
     data = apply_overrides({**data, **fields}, overrides or [])
     try:
         return RLlibConfig.model_validate(data)
