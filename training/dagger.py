@@ -6,9 +6,9 @@ it gives, moves it repeats. A round here plays ``games`` games of the policy aga
 opponent (in lockstep, one batched forward pass per move), labels every position the policy
 moved in with the expert's move, marks the moves that would have mated or drawn the game there
 (the BC loss pulls the mates up and pushes the draws down: ``BCConfig.mate_coef`` and
-``avoid_coef``), adds them to the rounds before (DAgger's
-aggregate), mixes in ``replay`` times as many rows of the BC dataset (so the opening and
-middlegame are not forgotten), and trains the same policy on that for a few epochs.
+``avoid_coef``; ``DaggerConfig.focus`` repeats those rows), adds them to the rounds before
+(DAgger's aggregate), mixes in ``replay`` times as many rows of the BC dataset (so the opening
+and middlegame are not forgotten), and trains the same policy on that for a few epochs.
 """
 
 from __future__ import annotations
