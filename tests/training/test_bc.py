@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from chess_env.encoding import encode_move
-from training.bc import bc_model, train_bc
+from training.bc import _LossCoefs, _masked_terms, bc_model, train_bc
 from training.config import BCConfig, PPOConfig
 from training.datasets import BCDataset, generate_chess_dataset, generate_world_dataset
 from training.dto import BCTrainingResultDTO
@@ -105,6 +105,67 @@ def test_the_move_set_terms_push_their_moves_down_and_up(
         assert mass[5.0] < 0.75 * mass[0.0], mass  # measured: 0.35 -> 0.21
     else:
         assert mass[5.0] > mass[0.0] + 0.2, mass  # measured: 0.49 -> 0.88
+
+
+def maskable_reference(model: object, data: BCDataset, rows: np.ndarray) -> tuple:
+    """The loss terms as MaskablePPO's masked distribution over all 4672 actions gives them."""
+    policy = model.policy  # type: ignore[attr-defined]
+    observations, _ = policy.obs_to_tensor(data.observations[rows])
+    actions = torch.as_tensor(data.actions[rows])
+    masks = data.unpacked_masks(rows)
+    distribution = policy.get_distribution(observations, action_masks=masks).distribution
+    log_probs, probs = distribution.logits, distribution.probs
+    nll = -log_probs.gather(1, actions[:, None]).mean()
+    entropy = -(probs * log_probs).sum(dim=-1).mean()
+    mates = torch.as_tensor(data.unpacked("mates", rows))
+    mate = torch.log((probs * mates).sum(dim=-1).clamp(min=1e-8)).where(mates.any(dim=-1), 0)
+    avoid = torch.as_tensor(data.unpacked("avoid", rows))
+    avoid &= ~avoid.gather(1, actions[:, None])
+    unlikely = torch.log1p(-(probs * avoid).sum(dim=-1).clamp(max=1 - 1e-6))
+    return nll, entropy, mate.mean(), unlikely.mean(), log_probs.argmax(dim=-1)
+
+
+def test_the_loss_over_legal_moves_equals_maskable_ppos_masked_distribution(
+    chess_data: BCDataset,
+) -> None:
+    """Normalising over each row's legal moves gives MaskablePPO's terms, values and gradients."""
+    data = with_king_moves(with_king_moves(chess_data, "mates"), "avoid")
+    avoid = data.unpacked("avoid", slice(None))
+    avoid[::3, data.actions[::3]] = False
+    avoid[np.arange(0, len(data), 5), data.actions[::5]] = True  # the expert drew too
+    data = replace(data, avoid=np.packbits(avoid, axis=1))
+    model = bc_model(BCConfig(**QUICK))
+    train_bc(BCConfig(epochs=1, **QUICK), dataset=chess_data, model=model)  # not uniform
+    policy, rows = model.policy, np.arange(0, len(data), 2)
+    coefs = _LossCoefs(entropy=0.3, mate=0.7, avoid=1.1)
+    observations, _ = policy.obs_to_tensor(data.observations[rows])
+    actions = torch.as_tensor(data.actions[rows])
+    nll, bonus, predicted = _masked_terms(policy, data, rows, observations, actions, coefs)
+    grads = torch.autograd.grad(nll - bonus, list(policy.parameters()), allow_unused=True)
+    ref_nll, entropy, mate, unlikely, ref_predicted = maskable_reference(model, data, rows)
+    ref_bonus = coefs.entropy * entropy + coefs.mate * mate + coefs.avoid * unlikely
+    ref_grads = torch.autograd.grad(
+        ref_nll - ref_bonus, list(policy.parameters()), allow_unused=True
+    )
+    assert nll.item() == pytest.approx(ref_nll.item(), rel=1e-5)
+    assert bonus.item() == pytest.approx(ref_bonus.item(), rel=1e-5)
+    assert torch.equal(predicted, ref_predicted)
+    for grad, ref in zip(grads, ref_grads, strict=True):
+        assert (grad is None) == (ref is None)
+        if grad is not None:
+            torch.testing.assert_close(grad, ref, rtol=1e-4, atol=1e-6)
+
+
+def test_an_expert_action_that_is_not_legal_names_its_row(chess_data: BCDataset) -> None:
+    actions = chess_data.actions.copy()
+    actions[7] = int(np.flatnonzero(~chess_data.unpacked_masks(slice(7, 8))[0])[0])
+    broken = replace(chess_data, actions=actions)
+    policy, rows = bc_model(BCConfig(**QUICK)).policy, np.array([3, 7, 9])
+    observations, _ = policy.obs_to_tensor(broken.observations[rows])
+    with pytest.raises(ValueError, match="dataset row 7: the expert's action is not a legal"):
+        _masked_terms(
+            policy, broken, rows, observations, torch.as_tensor(actions[rows]), _LossCoefs(0.0)
+        )
 
 
 def test_same_seed_same_weights(chess_data: BCDataset) -> None:
