@@ -114,11 +114,11 @@ class ChessGame:
             table[m.from_square | m.to_square << 6 | (m.promotion or 0) << 12] for m in moves
         ]
         self._move_of_action = dict(zip(self.legal_actions, moves, strict=True))
-        self.outcome = self._outcome()
+        self.outcome = self._outcome(has_moves=bool(moves))
 
-    def _outcome(self) -> chess.Outcome | None:
+    def _outcome(self, *, has_moves: bool) -> chess.Outcome | None:
         board = self.board
-        if not self.legal_moves:
+        if not has_moves:
             if board.is_check():
                 return chess.Outcome(chess.Termination.CHECKMATE, not board.turn)
             if self._insufficient:
@@ -189,6 +189,11 @@ class ChessGame:
 
     def play(self, move: chess.Move) -> None:
         """Play a move that is in ``legal_moves`` (unchecked: callers decode or check first)."""
+        self._advance(move)
+        self._generate()
+
+    def _advance(self, move: chess.Move) -> None:
+        """``play`` but for the new position's move list and outcome (``undo`` takes it back)."""
         board = self.board
         previous = (self.legal_moves, self.legal_actions, self._move_of_action,
                     self.outcome, self._insufficient, self._repetitions, self._key)  # fmt: skip
@@ -201,7 +206,6 @@ class ChessGame:
         self._repetitions[key] = self._repetitions.get(key, 0) + 1
         self._undo = previous
         self.plies += 1
-        self._generate()
 
     def ending_actions(self) -> EndingActions:
         """The legal actions whose move ends the game on the spot by these rules: those that
@@ -210,9 +214,11 @@ class ChessGame:
         """
         mating, drawing = [], []
         for action, move in zip(self.legal_actions, self.legal_moves, strict=True):
-            self.play(move)
-            if self.outcome is not None:
-                (drawing if self.outcome.winner is None else mating).append(action)
+            self._advance(move)  # the ply without its move list: whether one move exists will do
+            has_moves = next(iter(self.board.generate_legal_moves()), None) is not None
+            outcome = self._outcome(has_moves=has_moves)
+            if outcome is not None:
+                (drawing if outcome.winner is None else mating).append(action)
             self.undo()
         return EndingActions(mating, drawing)
 

@@ -207,13 +207,14 @@ def test_ending_actions_are_the_moves_python_chess_ends_the_game_with(seed: int)
     rng = random.Random(seed)
     game = ChessGame(max_plies=None)
     while not game.is_over:
-        before = game.board.fen()
+        before, actions = game.board.fen(), list(game.legal_actions)
         outcomes = [ends_after(game.board.copy(), move) for move in game.legal_moves]
         ended = [(a, o.winner) for a, o in zip(game.legal_actions, outcomes, strict=True) if o]
         mating = [action for action, winner in ended if winner is not None]  # chess.BLACK is False
         drawing = [action for action, winner in ended if winner is None]
         assert game.ending_actions() == (mating, drawing), before
         assert game.board.fen() == before and game.outcome is None  # nothing played for good
+        assert game.legal_actions == actions
         game.play(rng.choice(game.legal_moves))
 
 
