@@ -276,8 +276,10 @@ def _ppo(config: AnnealConfig, folder: Path, state: _State, curve: _Curve) -> PP
     from training.ppo import ppo_config, run_ppo
 
     start = folder / "start.zip"
+    features = config.bc.features if config.ppo.features == "auto" else config.ppo.features
     stage_config = ppo_config(
         config=config.ppo,
+        features=features,  # the network BC trained, which PPO continues
         init_model=str(start) if start.exists() else None,
         out_dir=str(folder),
         eval_opponent=config.eval_opponent,

@@ -40,7 +40,13 @@ def bc_model(config: BCConfig) -> Any:
     probe = factory()
     masked = has_action_masks(probe)
     probe.close()
-    ppo = PPOConfig(env=env, learner=config.learner, seed=config.seed, device=config.device)
+    ppo = PPOConfig(
+        env=env,
+        learner=config.learner,
+        features=config.features,
+        seed=config.seed,
+        device=config.device,
+    )
     return build_model(ppo, make_vec(factory, 1, config.seed, "dummy"), masked=masked)
 
 

@@ -31,6 +31,7 @@ __all__ = [
 ]
 
 WorldName = Literal["chess", "trade", "forage"]
+Features = Literal["auto", "chess_cnn", "chess_cnn_attacks", "mlp"]
 
 
 class ConfigError(ValueError):
@@ -70,8 +71,10 @@ class PPOConfig(FrozenDTO):
     ent_coef: float = Field(0.01, ge=0)
     vf_coef: float = Field(0.5, ge=0)
     max_grad_norm: float = Field(0.5, gt=0)
-    features: Literal["auto", "chess_cnn", "mlp"] = Field(
-        "auto", description="auto: the chess CNN for chess boards, an MLP otherwise"
+    features: Features = Field(
+        "auto",
+        description="auto: the chess CNN for chess boards, an MLP otherwise; chess_cnn_attacks: "
+        "the chess CNN reading the squares each side attacks too (training.attacks)",
     )
     init_model: str | None = Field(None, description="Continue from this saved model (.zip)")
     eval_opponent: str = Field("random", description="Chess opponent of the evaluations")
@@ -135,6 +138,7 @@ class BCConfig(FrozenDTO):
     )
     seed: int = Field(0, ge=0)
     learner: str | None = Field(None, description="A world's agent to imitate (default: first)")
+    features: Features = Field("auto", description="The network, as PPOConfig.features")
     eval_opponent: str = Field("random", description="Chess opponent of the evaluation")
     eval_games: int = Field(20, ge=0, description="Games after training (0: none)")
     progress_bar: bool = True

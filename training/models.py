@@ -1,7 +1,8 @@
 """The SB3 model for a config and an env: MaskablePPO when the env masks actions, else PPO.
 
 ``build_model`` picks the policy too: ``ChessCnnMaskablePolicy`` / ``ChessCnnPolicy`` for the
-chess board (``features="auto"`` or ``"chess_cnn"``), SB3's ``MultiInputPolicy`` for Dict
+chess board (``features="auto"`` or ``"chess_cnn"``; ``"chess_cnn_attacks"`` adds the attack
+maps to its inputs), SB3's ``MultiInputPolicy`` for Dict
 observations (a world through ``FlattenForSB3``) and ``MlpPolicy`` otherwise. BC trains the policy
 of such a model and saves it; ``init_model`` loads those weights, so PPO continues from them.
 """
@@ -28,11 +29,11 @@ def algorithm_name(masked: bool) -> str:
 def policy_for(observation_space: gym.Space, features: str, masked: bool) -> Any:
     """The policy class (or SB3 name) for ``features`` on ``observation_space``."""
     board = is_chess_board_space(observation_space)
-    if features == "chess_cnn" and not board:
+    if features.startswith("chess_cnn") and not board:
         raise ValueError(
-            f"features='chess_cnn' needs the (8, 8, 12) chess board, got {observation_space}"
+            f"features={features!r} needs the (8, 8, 12) chess board, got {observation_space}"
         )
-    if board and features in ("auto", "chess_cnn"):
+    if board and features in ("auto", "chess_cnn", "chess_cnn_attacks"):
         if isinstance(observation_space, gym.spaces.Dict):
             raise ValueError("the chess CNN reads obs_mode='board'; masks come from action_masks()")
         return ChessCnnMaskablePolicy if masked else ChessCnnPolicy
@@ -48,9 +49,11 @@ def build_model(
 
     torch.set_num_threads(SMALL_NET_THREADS)
     algorithm = MaskablePPO if masked else PPO
+    attacks = config.features == "chess_cnn_attacks"
     model = algorithm(
         policy_for(vec_env.observation_space, config.features, masked),
         vec_env,
+        policy_kwargs={"features_extractor_kwargs": {"attacks": True}} if attacks else None,
         n_steps=config.n_steps,
         batch_size=config.batch_size,
         n_epochs=config.n_epochs,

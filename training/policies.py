@@ -31,6 +31,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
 from chess_env.encoding import ACTION_SIZE, N_PLANES
+from training.attacks import ATTACK_PLANES, attack_maps
 
 __all__ = [
     "ChessCNN",
@@ -57,6 +58,8 @@ class ChessCNN(BaseFeaturesExtractor):
         observation_space: the (8, 8, 12) board (channels last, as the env gives it).
         channels: filters per layer (default 64).
         layers: convolutions (default 4).
+        attacks: also read the squares each side attacks (``training.attacks``), two planes
+            more at the input.
 
     Example:
         >>> from chess_env import ChessEnv
@@ -65,7 +68,13 @@ class ChessCNN(BaseFeaturesExtractor):
         torch.Size([2, 512])
     """
 
-    def __init__(self, observation_space: gym.Space, channels: int = 64, layers: int = 4) -> None:
+    def __init__(
+        self,
+        observation_space: gym.Space,
+        channels: int = 64,
+        layers: int = 4,
+        attacks: bool = False,
+    ) -> None:
         if not is_chess_board_space(observation_space):
             raise ValueError(
                 f"ChessCNN needs the (8, 8, 12) chess board, got {observation_space}; "
@@ -75,13 +84,21 @@ class ChessCNN(BaseFeaturesExtractor):
             raise ValueError(f"channels and layers must be positive, got {channels}, {layers}")
         super().__init__(observation_space, features_dim=channels * SQUARES)
         self.channels = channels
+        self.attacks = attacks
+        inputs = 12 + (ATTACK_PLANES if attacks else 0)
         stack: list[nn.Module] = []
         for index in range(layers):
-            stack += [nn.Conv2d(12 if index == 0 else channels, channels, 3, padding=1), nn.ReLU()]
+            stack += [
+                nn.Conv2d(inputs if index == 0 else channels, channels, 3, padding=1),
+                nn.ReLU(),
+            ]
         self.convolutions = nn.Sequential(*stack, nn.Flatten())
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        return self.convolutions(observations.permute(0, 3, 1, 2).float())
+        boards = observations.permute(0, 3, 1, 2).float()
+        if self.attacks:
+            boards = torch.cat([boards, attack_maps(boards)], dim=1)
+        return self.convolutions(boards)
 
 
 class ConvActionHead(nn.Module):

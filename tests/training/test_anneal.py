@@ -54,6 +54,19 @@ def test_bc_then_ppo_passes_and_writes_its_artefacts(tmp_path: Path) -> None:
     assert _same(_weights(kept), _weights(last))
 
 
+def test_ppo_continues_the_attack_map_network_bc_trained(tmp_path: Path) -> None:
+    config = TINY.model_copy(
+        update={"bc": TINY.bc.model_copy(update={"features": "chess_cnn_attacks"})}
+    )
+    summary = anneal(config, out_dir=str(tmp_path))
+    assert summary.status == "PASS"
+    ppo_stage = summary.stages[1].result
+    assert ppo_stage.config.features == "chess_cnn_attacks"
+    assert summary.artifacts.model is not None
+    extractor = load_model(summary.artifacts.model).policy.features_extractor
+    assert extractor.attacks and extractor.convolutions[0].in_channels == 14
+
+
 def test_a_bc_stage_below_its_threshold_fails_the_run_before_ppo(tmp_path: Path) -> None:
     summary = anneal(TINY, bc_accuracy_threshold=1.0, out_dir=str(tmp_path))
     assert summary.status == "FAIL"

@@ -149,3 +149,31 @@ def test_the_cnn_reads_only_the_board() -> None:
         ChessCNN(gym.spaces.Box(0, 1, shape=(4,)))
     with pytest.raises(ValueError, match="positive"):
         ChessCNN(board_space(), channels=0)
+
+
+def test_the_attack_maps_are_two_input_planes_after_the_board() -> None:
+    """With the attack planes' weights zeroed, the network is the plain CNN with its weights."""
+    torch.manual_seed(0)
+    plain = ChessCNN(board_space(), channels=8)
+    seeing = ChessCNN(board_space(), channels=8, attacks=True)
+    rest = {k: v for k, v in plain.state_dict().items() if not k.startswith("convolutions.0.")}
+    seeing.load_state_dict(rest, strict=False)
+    first = seeing.convolutions[0]
+    assert first.in_channels == 14
+    with torch.no_grad():
+        first.weight.copy_(torch.cat([plain.convolutions[0].weight, torch.zeros(8, 2, 3, 3)], 1))
+        first.bias.copy_(plain.convolutions[0].bias)
+    boards = torch.as_tensor(
+        np.stack(
+            [
+                board_to_tensor(chess.Board()),
+                board_to_tensor(
+                    chess.Board("r3k2r/pPp2ppp/8/3pP3/8/8/PPP2PPP/R3K2R w KQkq d6 0 1")
+                ),
+            ]
+        )
+    )
+    torch.testing.assert_close(seeing(boards), plain(boards))
+    with torch.no_grad():
+        first.weight[:, 12:] = 1.0  # the planes do reach the network
+    assert not torch.allclose(seeing(boards), plain(boards))
