@@ -18,7 +18,8 @@ for a smoke run. Run: ``python -m benchmarks.training [--quick] [--games N]``.
 stages, the final 400 games against random next to the target (score >= 0.90, >= 80% of games won
 by mate, no losses, within 30 CPU-minutes of training, children included), then the same network
 against the greedy player and Stockfish at depth 1 and skill 0, and with ``OnePlyGuard`` on top
-(reported apart, never mixed into the network's number).
+(reported apart, never mixed into the network's number), and how many of its mates in one the
+network played in the target's match.
 """
 
 from __future__ import annotations
@@ -26,9 +27,13 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+import chess
+import chess.pgn
 
 from benchmarks.machine import machine_line
 from training.annealing import anneal
@@ -107,6 +112,42 @@ def stage_rows(summary: AnnealSummaryDTO) -> list[str]:
     return rows
 
 
+@dataclass(frozen=True)
+class MatesInOne:
+    """How the network used its mates in one in a match (python-chess on the match's PGN)."""
+
+    positions: int  # the network to move with a mate in one
+    played: int  # of those, where it mated
+    drawn_games: int
+    drawn_passing_one: int  # drawn games where it had passed a mate in one by
+
+
+def mates_in_one(pgn_path: str, opponent: str) -> MatesInOne:
+    positions = played = drawn = passing = 0
+    with open(pgn_path, encoding="utf-8") as pgn:
+        while (game := chess.pgn.read_game(pgn)) is not None:
+            network = game.headers["White"] != opponent
+            board, had_one = game.board(), False
+            for move in game.mainline_moves():
+                if board.turn == network and (mates := _mating_moves(board)):
+                    positions, had_one = positions + 1, True
+                    played += move in mates
+                board.push(move)
+            if game.headers["Result"] == "1/2-1/2":
+                drawn, passing = drawn + 1, passing + had_one
+    return MatesInOne(positions, played, drawn, passing)
+
+
+def _mating_moves(board: chess.Board) -> set[chess.Move]:
+    mates = set()
+    for move in board.legal_moves:
+        board.push(move)
+        if board.is_checkmate():
+            mates.add(move)
+        board.pop()
+    return mates
+
+
 def strong(games: int | None, quick: bool) -> None:
     """The issue's target for the pure network, measured end to end."""
     from chess_env.opponents import StockfishOpponent
@@ -126,6 +167,7 @@ def strong(games: int | None, quick: bool) -> None:
         from training.models import load_model
 
         model = load_model(str(summary.artifacts.model))
+        mates = mates_in_one(str(summary.artifacts.games_pgn), config.eval_opponent)
     seed, count = config.seed + 1, final.games
     others = {
         "greedy player": evaluate(model, "greedy", games=count // 2, seed=seed),
@@ -147,6 +189,10 @@ def strong(games: int | None, quick: bool) -> None:
             f"| {evaluation.score:.3f} [{evaluation.score_low:.3f}, {evaluation.score_high:.3f}] "
             f"| {evaluation.checkmates / evaluation.games:.1%} |"
         )
+    print(
+        f"Mates in one in the target's match: the network had {mates.positions} and played "
+        f"{mates.played}; {mates.drawn_passing_one} of its {mates.drawn_games} draws passed one."
+    )
     print()
     checks = {
         f"score >= {TARGET_SCORE}": final.score >= TARGET_SCORE,

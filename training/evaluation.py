@@ -355,6 +355,8 @@ def _pgn(env: ChessEnv, color: str, agent: str, opponent: str, index: int, outco
     game.headers["Termination"] = outcome
     if outcome in ("max_plies", "illegal_action"):
         game.headers["Result"] = _forced_result(color, outcome)
+    elif env.game.outcome is not None:  # the board's own result claims no threefold or 50 moves
+        game.headers["Result"] = env.game.outcome.result()
     return str(game)
 
 

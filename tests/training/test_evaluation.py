@@ -42,6 +42,21 @@ def rook_pusher() -> ChessCnnMaskablePolicy:
     return policy
 
 
+def test_the_pgn_results_are_the_rules_results_claimed_draws_too(tmp_path: Path) -> None:
+    pgn = tmp_path / "games.pgn"
+    result = evaluate("random", "random", games=40, seed=2, pgn_path=pgn)
+    games = read_pgn(pgn)
+    claimed = [
+        g for g in games if g.headers["Termination"] in ("threefold_repetition", "fifty_moves")
+    ]
+    assert claimed  # draws python-chess's board.result() leaves as "*"
+    assert all(game.headers["Result"] == "1/2-1/2" for game in claimed)
+    unfinished = [g for g in games if g.headers["Result"] == "*"]
+    assert all(game.headers["Termination"] == "max_plies" for game in unfinished)
+    drawn = sum(game.headers["Result"] == "1/2-1/2" for game in games)
+    assert drawn + len(unfinished) == result.draws
+
+
 def test_colours_alternate_and_the_pgn_holds_every_game(tmp_path: Path) -> None:
     pgn = tmp_path / "games.pgn"
     result = evaluate("greedy", "random", games=4, seed=0, max_plies=40, pgn_path=pgn)
