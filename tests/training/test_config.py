@@ -89,3 +89,13 @@ def test_configs_are_frozen() -> None:
     config = EvalConfig(model="random")
     with pytest.raises(ValueError, match="frozen"):
         config.games = 3  # type: ignore[misc]
+
+
+def test_the_packaged_anneal_configs_load() -> None:
+    configs = Path(__file__).parents[2] / "training" / "configs"
+    loaded = {path.stem: load_config("anneal", path) for path in sorted(configs.glob("*.yaml"))}
+    assert {"demo", "strong"} <= set(loaded)
+    strong = loaded["strong"]
+    assert isinstance(strong, AnnealConfig)
+    assert strong.schedule == ("bc", *["dagger"] * 5)
+    assert strong.bc.features == "chess_cnn_attacks" and strong.bc.expert == "stockfish:5"
