@@ -133,8 +133,8 @@ class BCConfig(FrozenDTO):
     threads: int = Field(
         1,
         ge=1,
-        description="torch threads for the batches: 2 trains 1.5x faster on an idle 2-core "
-        "machine, and several times slower when other work shares the cores",
+        description="torch threads for the batches: on a 2-core machine a second one adds "
+        "nothing to the chess CNN's batches, and slows them when other work shares the cores",
     )
     seed: int = Field(0, ge=0)
     learner: str | None = Field(None, description="A world's agent to imitate (default: first)")
