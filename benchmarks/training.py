@@ -32,10 +32,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import chess
 import chess.pgn
 
 from benchmarks.machine import machine_line
+from chess_env.encoding import encode_move
+from chess_env.rules import ChessGame
 from training.annealing import anneal
 from training.config import AnnealConfig, load_config
 from training.dto import AnnealSummaryDTO, EvaluationResultDTO
@@ -125,27 +126,17 @@ class MatesInOne:
 def mates_in_one(pgn_path: str, opponent: str) -> MatesInOne:
     positions = played = drawn = passing = 0
     with open(pgn_path, encoding="utf-8") as pgn:
-        while (game := chess.pgn.read_game(pgn)) is not None:
-            network = game.headers["White"] != opponent
-            board, had_one = game.board(), False
-            for move in game.mainline_moves():
-                if board.turn == network and (mates := _mating_moves(board)):
+        while (record := chess.pgn.read_game(pgn)) is not None:
+            network = record.headers["White"] != opponent
+            game, had_one = ChessGame(record.board(), max_plies=None), False
+            for move in record.mainline_moves():
+                if game.board.turn == network and (mates := game.ending_actions().mating):
                     positions, had_one = positions + 1, True
-                    played += move in mates
-                board.push(move)
-            if game.headers["Result"] == "1/2-1/2":
+                    played += encode_move(move, game.board.turn) in mates
+                game.play(move)
+            if record.headers["Result"] == "1/2-1/2":
                 drawn, passing = drawn + 1, passing + had_one
     return MatesInOne(positions, played, drawn, passing)
-
-
-def _mating_moves(board: chess.Board) -> set[chess.Move]:
-    mates = set()
-    for move in board.legal_moves:
-        board.push(move)
-        if board.is_checkmate():
-            mates.add(move)
-        board.pop()
-    return mates
 
 
 def strong(games: int | None, quick: bool) -> None:

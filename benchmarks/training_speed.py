@@ -46,7 +46,7 @@ class Rate:
 
 
 def timed(work: Callable[[], float]) -> Rate:
-    """``work()`` returns how many units it did (or its own rate when it timed itself)."""
+    """The rates of ``work()``, which returns how many units it did."""
     start, cpu = time.perf_counter(), cpu_seconds()
     units = work()
     wall, spent = time.perf_counter() - start, cpu_seconds() - cpu
@@ -106,13 +106,14 @@ def main(argv: list[str] | None = None) -> None:
     ppo: dict[str, list[float]] = {name: [] for name in PPO_CONTENDERS}
     bc: dict[int, list[Rate]] = {1: [], 2: []}
     labels: dict[tuple[str, int], list[Rate]] = {}
-    dataset = generate_chess_dataset(experts()[0], bc_positions, seed=0, progress_bar=False)
+    names = experts()
+    dataset = generate_chess_dataset(names[0], bc_positions, seed=0, progress_bar=False)
     for seed in range(args.rounds):
         for name, (n_envs, vec_env) in PPO_CONTENDERS.items():
             ppo[name].append(ppo_rate(n_envs, vec_env, timesteps, seed))
         for threads in bc:
             bc[threads].append(bc_rate(dataset, threads, seed))
-        for expert in experts():
+        for expert in names:
             for workers in (1, 2):
                 rate = label_rate(expert, label_positions, workers, seed + 1)
                 labels.setdefault((expert, workers), []).append(rate)

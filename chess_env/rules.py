@@ -215,7 +215,7 @@ class ChessGame:
         mating, drawing = [], []
         for action, move in zip(self.legal_actions, self.legal_moves, strict=True):
             self._advance(move)  # the ply without its move list: whether one move exists will do
-            has_moves = next(iter(self.board.generate_legal_moves()), None) is not None
+            has_moves = next(self.board.generate_legal_moves(), None) is not None
             outcome = self._outcome(has_moves=has_moves)
             if outcome is not None:
                 (drawing if outcome.winner is None else mating).append(action)

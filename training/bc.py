@@ -185,16 +185,12 @@ def _masked_terms(
     nll = -log_probs[target].mean()
     bonus = coefs.entropy * -(probs * log_probs).sum(dim=-1).mean()
     if coefs.mate > 0 and dataset.mates is not None:
-        mates = torch.as_tensor(
-            np.take_along_axis(dataset.unpacked("mates", indices), legal, axis=1) & valid
-        )
+        mates = _on_legal_slots(dataset.unpacked("mates", indices), legal, valid, probs.device)
         mating = (probs * mates).sum(dim=-1)
         can_mate = mates.any(dim=-1)
         bonus = bonus + coefs.mate * torch.log(mating.clamp(min=1e-8)).where(can_mate, 0).mean()
     if coefs.avoid > 0 and dataset.avoid is not None:
-        avoid = torch.as_tensor(
-            np.take_along_axis(dataset.unpacked("avoid", indices), legal, axis=1) & valid
-        )
+        avoid = _on_legal_slots(dataset.unpacked("avoid", indices), legal, valid, probs.device)
         avoid &= ~(avoid & target).any(dim=-1, keepdim=True)  # the expert drew too: none to avoid
         avoided = (probs * avoid).sum(dim=-1)
         bonus = bonus + coefs.avoid * torch.log1p(-avoided.clamp(max=1 - 1e-6)).mean()
@@ -212,6 +208,13 @@ def _action_logits(policy: Any, observations: Any) -> torch.Tensor:
     features = policy.extract_features(observations, policy.pi_features_extractor)
     logits: torch.Tensor = policy.action_net(policy.mlp_extractor.forward_actor(features))
     return logits
+
+
+def _on_legal_slots(
+    moves: np.ndarray, legal: np.ndarray, valid: np.ndarray, device: torch.device
+) -> torch.Tensor:
+    """A (rows, 4672) move set read at each row's legal slots (``_legal_actions``)."""
+    return torch.as_tensor(np.take_along_axis(moves, legal, axis=1) & valid, device=device)
 
 
 def _legal_actions(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

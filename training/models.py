@@ -26,14 +26,17 @@ def algorithm_name(masked: bool) -> str:
     return "MaskablePPO" if masked else "PPO"
 
 
+CHESS_CNN_FEATURES = ("chess_cnn", "chess_cnn_attacks")
+
+
 def policy_for(observation_space: gym.Space, features: str, masked: bool) -> Any:
     """The policy class (or SB3 name) for ``features`` on ``observation_space``."""
     board = is_chess_board_space(observation_space)
-    if features.startswith("chess_cnn") and not board:
+    if features in CHESS_CNN_FEATURES and not board:
         raise ValueError(
             f"features={features!r} needs the (8, 8, 12) chess board, got {observation_space}"
         )
-    if board and features in ("auto", "chess_cnn", "chess_cnn_attacks"):
+    if board and features in ("auto", *CHESS_CNN_FEATURES):
         if isinstance(observation_space, gym.spaces.Dict):
             raise ValueError("the chess CNN reads obs_mode='board'; masks come from action_masks()")
         return ChessCnnMaskablePolicy if masked else ChessCnnPolicy
