@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 WorldName = Literal["chess", "trade", "forage"]
-Features = Literal["auto", "chess_cnn", "chess_cnn_attacks", "mlp"]
+Features = Literal["auto", "chess_cnn", "chess_cnn_attacks", "chess_cnn_destinations", "mlp"]
 
 
 class ConfigError(ValueError):
@@ -74,7 +74,9 @@ class PPOConfig(FrozenDTO):
     features: Features = Field(
         "auto",
         description="auto: the chess CNN for chess boards, an MLP otherwise; chess_cnn_attacks: "
-        "the chess CNN reading the squares each side attacks too (training.attacks)",
+        "the chess CNN reading the squares each side attacks too (training.attacks); "
+        "chess_cnn_destinations: that, with a head that also scores each move's landing square "
+        "(training.policies.DestinationActionHead)",
     )
     init_model: str | None = Field(None, description="Continue from this saved model (.zip)")
     eval_opponent: str = Field("random", description="Chess opponent of the evaluations")

@@ -2,9 +2,10 @@
 
 ``build_model`` picks the policy too: ``ChessCnnMaskablePolicy`` / ``ChessCnnPolicy`` for the
 chess board (``features="auto"`` or ``"chess_cnn"``; ``"chess_cnn_attacks"`` adds the attack
-maps to its inputs), SB3's ``MultiInputPolicy`` for Dict
-observations (a world through ``FlattenForSB3``) and ``MlpPolicy`` otherwise. BC trains the policy
-of such a model and saves it; ``init_model`` loads those weights, so PPO continues from them.
+maps to its inputs, ``"chess_cnn_destinations"`` also ``DestinationActionHead``), SB3's
+``MultiInputPolicy`` for Dict observations (a world through ``FlattenForSB3``) and ``MlpPolicy``
+otherwise. BC trains the policy of such a model and saves it; ``init_model`` loads those weights,
+so PPO continues from them.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def algorithm_name(masked: bool) -> str:
     return "MaskablePPO" if masked else "PPO"
 
 
-CHESS_CNN_FEATURES = ("chess_cnn", "chess_cnn_attacks")
+CHESS_CNN_FEATURES = ("chess_cnn", "chess_cnn_attacks", "chess_cnn_destinations")
 
 
 def policy_for(observation_space: gym.Space, features: str, masked: bool) -> Any:
@@ -52,11 +53,14 @@ def build_model(
 
     torch.set_num_threads(SMALL_NET_THREADS)
     algorithm = MaskablePPO if masked else PPO
-    attacks = config.features == "chess_cnn_attacks"
+    extractor = {
+        "chess_cnn_attacks": {"attacks": True},
+        "chess_cnn_destinations": {"attacks": True, "destinations": True},
+    }.get(config.features)
     model = algorithm(
         policy_for(vec_env.observation_space, config.features, masked),
         vec_env,
-        policy_kwargs={"features_extractor_kwargs": {"attacks": True}} if attacks else None,
+        policy_kwargs={"features_extractor_kwargs": extractor} if extractor else None,
         n_steps=config.n_steps,
         batch_size=config.batch_size,
         n_epochs=config.n_epochs,

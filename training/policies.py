@@ -9,6 +9,8 @@ ranks of the side to move (``chess_env.encoding``), which the tensor shows with 
 
 - ``ChessCNN``: the features extractor, ``(B, 8, 8, 12) -> (B, channels * 64)``.
 - ``ConvActionHead``: ``(B, channels * 64) -> (B, 4672)`` logits in action order.
+- ``DestinationActionHead``: the same plus a learned score for each move's landing square and
+  piece (``ChessCNN(destinations=True)``).
 - ``ChessCnnMaskablePolicy`` (MaskablePPO) and ``ChessCnnPolicy`` (PPO): SB3's actor-critic
   policies with that extractor and head; everything else (value head, optimiser, saving) is SB3's.
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import chess
 import gymnasium as gym
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
@@ -30,7 +33,7 @@ from stable_baselines3.common.policies import ActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from chess_env.encoding import ACTION_SIZE, N_PLANES
+from chess_env.encoding import ACTION_SIZE, ACTION_TO_MOVE, N_PLANES
 from training.attacks import ATTACK_PLANES, attack_maps
 
 __all__ = [
@@ -38,10 +41,13 @@ __all__ = [
     "ChessCnnMaskablePolicy",
     "ChessCnnPolicy",
     "ConvActionHead",
+    "DestinationActionHead",
     "is_chess_board_space",
 ]
 
 SQUARES = 64
+PIECE_TYPES = 6
+_PIECE_INDEX = torch.arange(float(PIECE_TYPES)).view(1, PIECE_TYPES, 1)
 
 
 def is_chess_board_space(space: gym.Space) -> bool:
@@ -60,6 +66,8 @@ class ChessCNN(BaseFeaturesExtractor):
         layers: convolutions (default 4).
         attacks: also read the squares each side attacks (``training.attacks``), two planes
             more at the input.
+        destinations: for ``DestinationActionHead``: pass the mover's six piece planes through
+            after the features, so the head knows which piece each move moves.
 
     Example:
         >>> from chess_env import ChessEnv
@@ -74,6 +82,7 @@ class ChessCNN(BaseFeaturesExtractor):
         channels: int = 64,
         layers: int = 4,
         attacks: bool = False,
+        destinations: bool = False,
     ) -> None:
         if not is_chess_board_space(observation_space):
             raise ValueError(
@@ -82,9 +91,11 @@ class ChessCNN(BaseFeaturesExtractor):
             )
         if channels < 1 or layers < 1:
             raise ValueError(f"channels and layers must be positive, got {channels}, {layers}")
-        super().__init__(observation_space, features_dim=channels * SQUARES)
+        passed = PIECE_TYPES if destinations else 0
+        super().__init__(observation_space, features_dim=(channels + passed) * SQUARES)
         self.channels = channels
         self.attacks = attacks
+        self.destinations = destinations
         inputs = 12 + (ATTACK_PLANES if attacks else 0)
         stack: list[nn.Module] = []
         for index in range(layers):
@@ -96,9 +107,13 @@ class ChessCNN(BaseFeaturesExtractor):
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         boards = observations.permute(0, 3, 1, 2).float()
+        features = boards
         if self.attacks:
-            boards = torch.cat([boards, attack_maps(boards)], dim=1)
-        return self.convolutions(boards)
+            features = torch.cat([boards, attack_maps(boards)], dim=1)
+        features = self.convolutions(features)
+        if self.destinations:
+            features = torch.cat([features, boards[:, :PIECE_TYPES].flatten(1)], dim=1)
+        return features
 
 
 class ConvActionHead(nn.Module):
@@ -113,6 +128,47 @@ class ConvActionHead(nn.Module):
         grid = latent.view(-1, self.channels, 8, 8)  # (B, C, row, file), row 0 = rank 8
         logits = self.planes(grid).flip(2)  # (B, 73, rank, file)
         return logits.permute(0, 3, 2, 1).reshape(-1, ACTION_SIZE)  # (file, rank, plane)
+
+
+def _move_cells() -> tuple[torch.Tensor, torch.Tensor]:
+    """Each action's from- and to-cell in the board tensor's (row, file) order, row 0 = the
+    mover's rank 8; 0 for the actions that leave the board (never legal)."""
+    cells = torch.zeros(2, ACTION_SIZE, dtype=torch.long)
+    for action, move in enumerate(ACTION_TO_MOVE[chess.WHITE]):  # the mover's own ranks
+        if move is not None:
+            for end, square in enumerate(move[:2]):
+                cells[end, action] = (7 - chess.square_rank(square)) * 8 + chess.square_file(square)
+    return cells[0], cells[1]
+
+
+class DestinationActionHead(ConvActionHead):
+    """``ConvActionHead``'s logits plus a score for the square a move lands on, one map per kind
+    of piece moving: ``logit(move) = plane logit at its from-square + destination[piece, to]``.
+
+    Why: the 1x1 head scores a move at its from-square only, so it must work out there, up to
+    seven squares away, what the landing square is worth; a mate in one is a fact about the
+    landing square (next to their king, covered twice, ...). With the same data, this head played
+    76% of the held-out mates in one against 47% for the plain head (see the README).
+
+    The latent is ``ChessCNN(destinations=True)``'s: ``channels`` feature maps, then the mover's
+    six piece planes (P, N, B, R, Q, K), which say what stands on each from-square.
+    """
+
+    def __init__(self, channels: int) -> None:
+        super().__init__(channels)
+        self.destinations = nn.Conv2d(channels, PIECE_TYPES, kernel_size=1)
+        from_cells, to_cells = _move_cells()
+        self.register_buffer("from_cells", from_cells, persistent=False)
+        self.register_buffer("to_cells", to_cells, persistent=False)
+
+    def forward(self, latent: torch.Tensor) -> torch.Tensor:
+        rows, width = latent.shape[0], self.channels * SQUARES
+        features, pieces = latent[:, :width], latent[:, width:].view(rows, PIECE_TYPES, SQUARES)
+        scores = self.destinations(features.view(rows, self.channels, 8, 8)).view(rows, -1)
+        kinds = (pieces * _PIECE_INDEX).sum(dim=1).long()  # (rows, 64): 0 = pawn or empty
+        return super().forward(features) + scores.gather(
+            1, kinds[:, self.from_cells] * SQUARES + self.to_cells
+        )
 
 
 class _ConvHeadMixin:
@@ -139,8 +195,9 @@ class _ConvHeadMixin:
         return kwargs
 
     def _build(self, lr_schedule: Any) -> None:
-        channels = self.features_extractor.channels
-        self.action_dist.proba_distribution_net = lambda latent_dim: ConvActionHead(channels)
+        extractor = self.features_extractor
+        head = DestinationActionHead if extractor.destinations else ConvActionHead
+        self.action_dist.proba_distribution_net = lambda latent_dim: head(extractor.channels)
         try:
             super()._build(lr_schedule)  # type: ignore[misc]
         finally:

@@ -14,6 +14,7 @@ from training.annealing import _flags, anneal
 from training.config import AnnealConfig, BCConfig, PPOConfig
 from training.dto import AnnealSummaryDTO, ColorRecordDTO, EvaluationResultDTO
 from training.models import load_model
+from training.policies import DestinationActionHead
 
 TINY = AnnealConfig(
     bc=BCConfig(expert="alphabeta:1", positions=200, epochs=1, progress_bar=False),
@@ -54,17 +55,20 @@ def test_bc_then_ppo_passes_and_writes_its_artefacts(tmp_path: Path) -> None:
     assert _same(_weights(kept), _weights(last))
 
 
-def test_ppo_continues_the_attack_map_network_bc_trained(tmp_path: Path) -> None:
-    config = TINY.model_copy(
-        update={"bc": TINY.bc.model_copy(update={"features": "chess_cnn_attacks"})}
-    )
+@pytest.mark.parametrize("features", ["chess_cnn_attacks", "chess_cnn_destinations"])
+def test_ppo_continues_the_network_bc_trained(tmp_path: Path, features: str) -> None:
+    config = TINY.model_copy(update={"bc": TINY.bc.model_copy(update={"features": features})})
     summary = anneal(config, out_dir=str(tmp_path))
     assert summary.status == "PASS"
     ppo_stage = summary.stages[1].result
-    assert ppo_stage.config.features == "chess_cnn_attacks"
+    assert ppo_stage.config.features == features
     assert summary.artifacts.model is not None
-    extractor = load_model(summary.artifacts.model).policy.features_extractor
+    policy = load_model(summary.artifacts.model).policy
+    extractor = policy.features_extractor
     assert extractor.attacks and extractor.convolutions[0].in_channels == 14
+    destinations = features == "chess_cnn_destinations"
+    assert extractor.destinations == destinations
+    assert (type(policy.action_net) is DestinationActionHead) == destinations
 
 
 def test_a_bc_stage_below_its_threshold_fails_the_run_before_ppo(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from training.policies import (
     ChessCnnMaskablePolicy,
     ChessCnnPolicy,
     ConvActionHead,
+    DestinationActionHead,
     is_chess_board_space,
 )
 
@@ -177,3 +178,59 @@ def test_the_attack_maps_are_two_input_planes_after_the_board() -> None:
     with torch.no_grad():
         first.weight[:, 12:] = 1.0  # the planes do reach the network
     assert not torch.allclose(seeing(boards), plain(boards))
+
+
+def square_cell(turn: chess.Color, square: chess.Square) -> tuple[int, int]:
+    """Where the tensor of a board with ``turn`` to move shows ``square``."""
+    marker = chess.Board(None)
+    marker.set_piece_at(square, chess.Piece(chess.KING, turn))
+    marker.turn = turn
+    return tensor_cell(marker, square)
+
+
+def test_the_destination_head_adds_the_landing_square_score_of_the_piece_moving() -> None:
+    """Checked move by move with python-chess: each legal move's logit is the plain head's plus
+    the destination map of the piece it moves, read at the square it lands on."""
+    torch.manual_seed(0)
+    channels, checked, kinds = 3, 0, set()
+    head = DestinationActionHead(channels)
+    plain = ConvActionHead(channels)
+    plain.load_state_dict({k: v for k, v in head.state_dict().items() if k.startswith("planes.")})
+    for board in positions(games=6):
+        tensor = torch.as_tensor(board_to_tensor(board)).permute(2, 0, 1).float()
+        features = torch.randn(1, channels * 64)
+        latent = torch.cat([features, tensor[None, :6].flatten(1)], dim=1)
+        with torch.no_grad():
+            added = (head(latent) - plain(features))[0]
+            scores = head.destinations(features.view(1, channels, 8, 8))[0]
+        for move in board.legal_moves:
+            kind = board.piece_type_at(move.from_square) - 1
+            row, column = square_cell(board.turn, move.to_square)
+            expected = scores[kind, row, column]
+            actual = added[encode_move(move, board.turn)]
+            assert torch.isclose(actual, expected, atol=1e-5), (board.fen(), move.uci())
+            checked, kinds = checked + 1, kinds | {kind}
+    assert checked > 500 and kinds == set(range(6))
+
+
+def test_the_destination_network_builds_saves_and_loads(tmp_path) -> None:
+    from chess_env import ChessEnv
+    from training.models import load_model
+
+    vec_env = make_vec_env(ChessEnv, n_envs=1, seed=0)
+    config = PPOConfig(n_steps=8, batch_size=8, features="chess_cnn_destinations")
+    model = build_model(config, vec_env, masked=True)
+    vec_env.close()
+    policy = model.policy
+    assert isinstance(policy.action_net, DestinationActionHead)
+    assert policy.features_extractor.features_dim == (64 + 6) * 64
+    optimised = {id(p) for group in policy.optimizer.param_groups for p in group["params"]}
+    assert id(policy.action_net.destinations.weight) in optimised
+    boards = np.stack([board_to_tensor(board) for board in positions(games=1)[:6]])
+    with torch.no_grad():
+        for parameter in policy.parameters():  # SB3's 0.01 gain hides a wrong load
+            parameter.add_(torch.randn_like(parameter) * 0.1)
+    model.save(tmp_path / "model.zip")
+    loaded = load_model(str(tmp_path / "model.zip"))
+    assert isinstance(loaded.policy.action_net, DestinationActionHead)
+    torch.testing.assert_close(policy_logits(loaded.policy, boards), policy_logits(policy, boards))
