@@ -17,9 +17,10 @@ from __future__ import annotations
 import torch
 from torch.nn import functional
 
-__all__ = ["ATTACK_PLANES", "attack_maps"]
+__all__ = ["ATTACK_PLANES", "CHECK_PLANES", "attack_maps", "check_squares"]
 
 ATTACK_PLANES = 2  # squares attacked by us, by them
+CHECK_PLANES = 3  # squares from which a knight, a rook, a bishop of ours would check their king
 _ROOK_STEPS = ((0, 1), (0, -1), (1, 0), (-1, 0))
 _BISHOP_STEPS = ((1, 1), (1, -1), (-1, 1), (-1, -1))
 _KNIGHT_STEPS = ((1, 2), (2, 1), (-1, 2), (-2, 1), (1, -2), (2, -1), (-1, -2), (-2, -1))
@@ -66,12 +67,43 @@ def _side(pieces: torch.Tensor, empty: torch.Tensor, *, up: bool) -> torch.Tenso
     attacked = functional.conv2d(pawns, _PAWN[up], padding=1)
     attacked = attacked + functional.conv2d(knights, _KNIGHT, padding=2)
     attacked = attacked + functional.conv2d(kings, _KING, padding=1)
-    straight, diagonal = rooks + queens, bishops + queens
+    straight, diagonal = _rays(rooks + queens, bishops + queens, empty)
+    return (attacked + straight + diagonal).clamp(max=1.0)
+
+
+def check_squares(boards: torch.Tensor) -> torch.Tensor:
+    """(B, 12, 8, 8) piece planes -> (B, 3, 8, 8): 1.0 where a knight, a rook, a bishop of ours
+    would give check (a queen: where either of the last two would).
+
+    Why: a mate in one is a checking move, and a stalemate a quiet one; these are the squares
+    such a move lands on, read like ``attack_maps`` from their king's square outwards (a piece
+    checks from where it would be attacked by the same piece on the king's square).
+
+    Example:
+        >>> import chess
+        >>> from chess_env.encoding import board_to_tensor
+        >>> board = chess.Board("4k3/8/8/8/8/8/8/4K3 w - - 0 1")
+        >>> planes = torch.as_tensor(board_to_tensor(board)).permute(2, 0, 1)[None].float()
+        >>> [int(plane.sum()) for plane in check_squares(planes)[0]]  # knight, rook, bishop
+        [4, 14, 7]
+    """
+    boards = boards.float()
+    empty = 1.0 - boards.sum(dim=1, keepdim=True).clamp(max=1.0)
+    king = boards[:, 11:12]
+    knight = functional.conv2d(king, _KNIGHT, padding=2)  # the knight's steps are symmetric
+    straight, diagonal = _rays(king, king, empty)
+    return torch.cat([knight, straight.clamp(max=1.0), diagonal.clamp(max=1.0)], dim=1)
+
+
+def _rays(
+    straight: torch.Tensor, diagonal: torch.Tensor, empty: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The squares reached from (B, 1, 8, 8) rook-like and bishop-like pieces along their rays,
+    up to and including the first occupied square: (straight, diagonal) counts, (B, 1, 8, 8)."""
     frontier = torch.cat([straight.expand(-1, 4, -1, -1), diagonal.expand(-1, 4, -1, -1)], dim=1)
     rays = torch.zeros_like(frontier)
     for _ in range(7):  # one square further along each ray, through empty squares only
         frontier = functional.conv2d(frontier, _SLIDE, padding=1, groups=8)
         rays = rays + frontier
         frontier = frontier * empty
-    attacked = attacked + rays.sum(dim=1, keepdim=True)
-    return attacked.clamp(max=1.0)
+    return rays[:, :4].sum(dim=1, keepdim=True), rays[:, 4:].sum(dim=1, keepdim=True)

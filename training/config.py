@@ -75,8 +75,8 @@ class PPOConfig(FrozenDTO):
         "auto",
         description="auto: the chess CNN for chess boards, an MLP otherwise; chess_cnn_attacks: "
         "the chess CNN reading the squares each side attacks too (training.attacks); "
-        "chess_cnn_destinations: that, with a head that also scores each move's landing square "
-        "(training.policies.DestinationActionHead)",
+        "chess_cnn_destinations: that and where its pieces would give check, with a head that "
+        "also scores each move's landing square (training.policies.DestinationActionHead)",
     )
     init_model: str | None = Field(None, description="Continue from this saved model (.zip)")
     eval_opponent: str = Field("random", description="Chess opponent of the evaluations")

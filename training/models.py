@@ -2,10 +2,10 @@
 
 ``build_model`` picks the policy too: ``ChessCnnMaskablePolicy`` / ``ChessCnnPolicy`` for the
 chess board (``features="auto"`` or ``"chess_cnn"``; ``"chess_cnn_attacks"`` adds the attack
-maps to its inputs, ``"chess_cnn_destinations"`` also ``DestinationActionHead``), SB3's
-``MultiInputPolicy`` for Dict observations (a world through ``FlattenForSB3``) and ``MlpPolicy``
-otherwise. BC trains the policy of such a model and saves it; ``init_model`` loads those weights,
-so PPO continues from them.
+maps to its inputs, ``"chess_cnn_destinations"`` also the check squares and
+``DestinationActionHead``), SB3's ``MultiInputPolicy`` for Dict observations (a world through
+``FlattenForSB3``) and ``MlpPolicy`` otherwise. BC trains the policy of such a model and saves
+it; ``init_model`` loads those weights, so PPO continues from them.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def build_model(
     algorithm = MaskablePPO if masked else PPO
     extractor = {
         "chess_cnn_attacks": {"attacks": True},
-        "chess_cnn_destinations": {"attacks": True, "destinations": True},
+        "chess_cnn_destinations": {"attacks": True, "checks": True, "destinations": True},
     }.get(config.features)
     model = algorithm(
         policy_for(vec_env.observation_space, config.features, masked),

@@ -34,7 +34,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
 from chess_env.encoding import ACTION_SIZE, ACTION_TO_MOVE, N_PLANES
-from training.attacks import ATTACK_PLANES, attack_maps
+from training.attacks import ATTACK_PLANES, CHECK_PLANES, attack_maps, check_squares
 
 __all__ = [
     "ChessCNN",
@@ -66,6 +66,8 @@ class ChessCNN(BaseFeaturesExtractor):
         layers: convolutions (default 4).
         attacks: also read the squares each side attacks (``training.attacks``), two planes
             more at the input.
+        checks: also read where a knight, a rook, a bishop of the mover's would check their king
+            (``training.attacks.check_squares``), three planes more.
         destinations: for ``DestinationActionHead``: pass the mover's six piece planes through
             after the features, so the head knows which piece each move moves.
 
@@ -82,6 +84,7 @@ class ChessCNN(BaseFeaturesExtractor):
         channels: int = 64,
         layers: int = 4,
         attacks: bool = False,
+        checks: bool = False,
         destinations: bool = False,
     ) -> None:
         if not is_chess_board_space(observation_space):
@@ -95,8 +98,9 @@ class ChessCNN(BaseFeaturesExtractor):
         super().__init__(observation_space, features_dim=(channels + passed) * SQUARES)
         self.channels = channels
         self.attacks = attacks
+        self.checks = checks
         self.destinations = destinations
-        inputs = 12 + (ATTACK_PLANES if attacks else 0)
+        inputs = 12 + (ATTACK_PLANES if attacks else 0) + (CHECK_PLANES if checks else 0)
         stack: list[nn.Module] = []
         for index in range(layers):
             stack += [
@@ -107,10 +111,12 @@ class ChessCNN(BaseFeaturesExtractor):
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         boards = observations.permute(0, 3, 1, 2).float()
-        features = boards
+        planes = [boards]
         if self.attacks:
-            features = torch.cat([boards, attack_maps(boards)], dim=1)
-        features = self.convolutions(features)
+            planes.append(attack_maps(boards))
+        if self.checks:
+            planes.append(check_squares(boards))
+        features = self.convolutions(torch.cat(planes, dim=1))
         if self.destinations:
             features = torch.cat([features, boards[:, :PIECE_TYPES].flatten(1)], dim=1)
         return features

@@ -65,9 +65,9 @@ def test_ppo_continues_the_network_bc_trained(tmp_path: Path, features: str) -> 
     assert summary.artifacts.model is not None
     policy = load_model(summary.artifacts.model).policy
     extractor = policy.features_extractor
-    assert extractor.attacks and extractor.convolutions[0].in_channels == 14
     destinations = features == "chess_cnn_destinations"
-    assert extractor.destinations == destinations
+    assert extractor.attacks and extractor.checks == extractor.destinations == destinations
+    assert extractor.convolutions[0].in_channels == (17 if destinations else 14)
     assert (type(policy.action_net) is DestinationActionHead) == destinations
 
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chess_env.encoding import Perspective, board_to_tensor
-from training.attacks import attack_maps
+from training.attacks import attack_maps, check_squares
 
 FENS = [
     chess.STARTING_FEN,
@@ -65,3 +65,38 @@ def test_a_batch_is_its_boards_one_by_one() -> None:
     together = attack_maps(batch)
     for index in range(len(boards)):
         assert torch.equal(together[index], attack_maps(batch[index : index + 1])[0])
+
+
+def expected_checks(board: chess.Board, us: chess.Color, flipped: bool) -> np.ndarray:
+    """(3, 8, 8): where a knight, a rook, a bishop of ``us`` would attack their king, found by
+    python-chess putting each such piece on every square of the board as it stands."""
+    king = board.king(not us)
+    grid = np.zeros((3, 8, 8), dtype=np.float32)
+    if king is None:
+        return grid
+    for plane, piece_type in enumerate((chess.KNIGHT, chess.ROOK, chess.BISHOP)):
+        for square in chess.SQUARES:
+            trial = board.copy(stack=False)
+            trial.set_piece_at(square, chess.Piece(piece_type, us))
+            if square != king and king in trial.attacks(square):
+                rank = chess.square_rank(square)
+                grid[plane, rank if flipped else 7 - rank, chess.square_file(square)] = 1.0
+    return grid
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), plies=st.integers(0, 120))
+def test_check_squares_match_python_chess(seed: int, plies: int) -> None:
+    rng = np.random.default_rng(seed)
+    board = chess.Board()
+    for _ in range(plies):
+        moves = list(board.legal_moves)
+        if not moves:
+            break
+        board.push(moves[rng.integers(len(moves))])
+    for fen in [board.fen(), *FENS]:
+        position = chess.Board(fen)
+        tensor = torch.as_tensor(board_to_tensor(position)).permute(2, 0, 1)[None]
+        planes = check_squares(tensor).numpy()[0]
+        wanted = expected_checks(position, position.turn, position.turn == chess.BLACK)
+        np.testing.assert_array_equal(planes, wanted, err_msg=fen)

@@ -98,4 +98,4 @@ def test_the_packaged_anneal_configs_load() -> None:
     strong = loaded["strong"]
     assert isinstance(strong, AnnealConfig)
     assert strong.schedule == ("bc", *["dagger"] * 5)
-    assert strong.bc.features == "chess_cnn_attacks" and strong.bc.expert == "stockfish:5"
+    assert strong.bc.features == "chess_cnn_destinations" and strong.bc.expert == "stockfish:5"

@@ -152,17 +152,26 @@ def test_the_cnn_reads_only_the_board() -> None:
         ChessCNN(board_space(), channels=0)
 
 
-def test_the_attack_maps_are_two_input_planes_after_the_board() -> None:
-    """With the attack planes' weights zeroed, the network is the plain CNN with its weights."""
+@pytest.mark.parametrize(
+    ("base", "more", "added"),
+    [({}, {"attacks": True}, 2), ({"attacks": True}, {"attacks": True, "checks": True}, 3)],
+)
+def test_extra_input_planes_come_after_the_ones_before(
+    base: dict[str, bool], more: dict[str, bool], added: int
+) -> None:
+    """Attack maps after the board, check squares after those: with the new planes' weights
+    zeroed, the network is the smaller one with its weights."""
     torch.manual_seed(0)
-    plain = ChessCNN(board_space(), channels=8)
-    seeing = ChessCNN(board_space(), channels=8, attacks=True)
+    plain = ChessCNN(board_space(), channels=8, **base)
+    seeing = ChessCNN(board_space(), channels=8, **more)
     rest = {k: v for k, v in plain.state_dict().items() if not k.startswith("convolutions.0.")}
     seeing.load_state_dict(rest, strict=False)
-    first = seeing.convolutions[0]
-    assert first.in_channels == 14
+    first, before = seeing.convolutions[0], plain.convolutions[0].in_channels
+    assert first.in_channels == before + added
     with torch.no_grad():
-        first.weight.copy_(torch.cat([plain.convolutions[0].weight, torch.zeros(8, 2, 3, 3)], 1))
+        first.weight.copy_(
+            torch.cat([plain.convolutions[0].weight, torch.zeros(8, added, 3, 3)], 1)
+        )
         first.bias.copy_(plain.convolutions[0].bias)
     boards = torch.as_tensor(
         np.stack(
@@ -176,7 +185,7 @@ def test_the_attack_maps_are_two_input_planes_after_the_board() -> None:
     )
     torch.testing.assert_close(seeing(boards), plain(boards))
     with torch.no_grad():
-        first.weight[:, 12:] = 1.0  # the planes do reach the network
+        first.weight[:, before:] = 1.0  # the planes do reach the network
     assert not torch.allclose(seeing(boards), plain(boards))
 
 
