@@ -97,5 +97,6 @@ def test_the_packaged_anneal_configs_load() -> None:
     assert {"demo", "strong"} <= set(loaded)
     strong = loaded["strong"]
     assert isinstance(strong, AnnealConfig)
-    assert strong.schedule == ("bc", *["dagger"] * 5)
+    assert strong.schedule == ("bc", *["dagger"] * 4)
     assert strong.bc.features == "chess_cnn_destinations" and strong.bc.expert == "stockfish:5"
+    assert loaded["demo"].bc.features == "chess_cnn_destinations"
