@@ -30,6 +30,18 @@ def expected(board: chess.Board, color: chess.Color, flipped: bool) -> np.ndarra
     return grid
 
 
+def playout(seed: int, plies: int) -> chess.Board:
+    """The position after up to ``plies`` seeded random moves."""
+    rng = np.random.default_rng(seed)
+    board = chess.Board()
+    for _ in range(plies):
+        moves = list(board.legal_moves)
+        if not moves:
+            break
+        board.push(moves[rng.integers(len(moves))])
+    return board
+
+
 def check(board: chess.Board, perspective: Perspective) -> None:
     us = board.turn if perspective == "side_to_move" else perspective == "white"
     tensor = torch.as_tensor(board_to_tensor(board, perspective)).permute(2, 0, 1)[None]
@@ -48,13 +60,7 @@ def test_known_positions_from_every_perspective() -> None:
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), plies=st.integers(0, 120))
 def test_random_playouts_match_python_chess(seed: int, plies: int) -> None:
-    rng = np.random.default_rng(seed)
-    board = chess.Board()
-    for _ in range(plies):
-        moves = list(board.legal_moves)
-        if not moves:
-            break
-        board.push(moves[rng.integers(len(moves))])
+    board = playout(seed, plies)
     check(board, "side_to_move")
     check(board, "white")
 
@@ -87,13 +93,7 @@ def expected_checks(board: chess.Board, us: chess.Color, flipped: bool) -> np.nd
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), plies=st.integers(0, 120))
 def test_check_squares_match_python_chess(seed: int, plies: int) -> None:
-    rng = np.random.default_rng(seed)
-    board = chess.Board()
-    for _ in range(plies):
-        moves = list(board.legal_moves)
-        if not moves:
-            break
-        board.push(moves[rng.integers(len(moves))])
+    board = playout(seed, plies)
     for fen in [board.fen(), *FENS]:
         position = chess.Board(fen)
         tensor = torch.as_tensor(board_to_tensor(position)).permute(2, 0, 1)[None]
