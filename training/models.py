@@ -27,17 +27,21 @@ def algorithm_name(masked: bool) -> str:
     return "MaskablePPO" if masked else "PPO"
 
 
-CHESS_CNN_FEATURES = ("chess_cnn", "chess_cnn_attacks", "chess_cnn_destinations")
+CHESS_CNN_EXTRACTORS: dict[str, dict[str, bool]] = {  # features -> ChessCNN's options
+    "chess_cnn": {},
+    "chess_cnn_attacks": {"attacks": True},
+    "chess_cnn_destinations": {"attacks": True, "checks": True, "destinations": True},
+}
 
 
 def policy_for(observation_space: gym.Space, features: str, masked: bool) -> Any:
     """The policy class (or SB3 name) for ``features`` on ``observation_space``."""
     board = is_chess_board_space(observation_space)
-    if features in CHESS_CNN_FEATURES and not board:
+    if features in CHESS_CNN_EXTRACTORS and not board:
         raise ValueError(
             f"features={features!r} needs the (8, 8, 12) chess board, got {observation_space}"
         )
-    if board and features in ("auto", *CHESS_CNN_FEATURES):
+    if board and features in ("auto", *CHESS_CNN_EXTRACTORS):
         if isinstance(observation_space, gym.spaces.Dict):
             raise ValueError("the chess CNN reads obs_mode='board'; masks come from action_masks()")
         return ChessCnnMaskablePolicy if masked else ChessCnnPolicy
@@ -53,10 +57,7 @@ def build_model(
 
     torch.set_num_threads(SMALL_NET_THREADS)
     algorithm = MaskablePPO if masked else PPO
-    extractor = {
-        "chess_cnn_attacks": {"attacks": True},
-        "chess_cnn_destinations": {"attacks": True, "checks": True, "destinations": True},
-    }.get(config.features)
+    extractor = CHESS_CNN_EXTRACTORS.get(config.features)
     model = algorithm(
         policy_for(vec_env.observation_space, config.features, masked),
         vec_env,

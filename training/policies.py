@@ -143,7 +143,7 @@ def _move_cells() -> tuple[torch.Tensor, torch.Tensor]:
     for action, move in enumerate(ACTION_TO_MOVE[chess.WHITE]):  # the mover's own ranks
         if move is not None:
             for end, square in enumerate(move[:2]):
-                cells[end, action] = (7 - chess.square_rank(square)) * 8 + chess.square_file(square)
+                cells[end, action] = chess.square_mirror(square)  # rank r -> row 7 - r
     return cells[0], cells[1]
 
 
