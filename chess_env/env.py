@@ -12,6 +12,7 @@ from gymnasium import spaces
 from chess_env.encoding import ACTION_SIZE, check_action_range
 from chess_env.episode import OpponentEpisode, check_choice
 from chess_env.errors import IllegalActionError
+from chess_env.fen import fen_of
 from chess_env.opponents import Opponent
 from chess_env.render import RENDER_MODES, render
 from chess_env.rules import DEFAULT_MAX_PLIES
@@ -174,7 +175,7 @@ class ChessEnv(OpponentEpisode):
         game = self._require_game()
         over = self._ended_by is not None or game.is_over
         return {
-            "fen": game.board.fen(),
+            "fen": fen_of(game.board),
             "outcome": (self._ended_by or game.ending) if over else None,
             "result": game.outcome.result() if game.outcome else "*",
             "opponent_move": opponent_move.uci() if opponent_move else None,

@@ -15,6 +15,7 @@ import chess
 from gymnasium import spaces
 
 from chess_env.episode import OpponentEpisode, check_choice
+from chess_env.fen import fen_of
 from chess_env.move_parsing import MoveParseError, parse_move
 from chess_env.opponents import Opponent
 from chess_env.render import render_ansi
@@ -203,7 +204,7 @@ class ChessTextEnv(OpponentEpisode):
         over = self._ended_by is not None
         error = self._last_error
         return {
-            "fen": game.board.fen(),
+            "fen": fen_of(game.board),
             "outcome": self._ended_by,
             "result": self._result(),
             "agent_move": move.uci() if move else None,

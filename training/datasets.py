@@ -39,6 +39,7 @@ from pydantic import ValidationError
 from tqdm import tqdm  # text bars: tqdm.auto warns in Jupyter without ipywidgets
 
 from chess_env.encoding import ACTION_SIZE, board_to_tensor, encode_move
+from chess_env.fen import fen_of
 from chess_env.opponents import Opponent, RandomOpponent
 from chess_env.rules import ChessGame, EndingActions
 from training.dto import DatasetManifestDTO
@@ -426,7 +427,7 @@ def _label_game(
         rows.masks.append(_packed(game.legal_actions))
         rows.episodes.append(episode)
         rows.source.append(source)
-        rows.fens.append(board.fen())
+        rows.fens.append(fen_of(board))
         quota -= 1
         if progress is not None:
             progress.update(1)

@@ -42,6 +42,7 @@ from pydantic import (
 
 from chess_env.encoding import board_to_tensor
 from chess_env.errors import GameOverError, IllegalActionError
+from chess_env.fen import fen_of
 from chess_env.move_parsing import MoveParseError, parse_move
 from chess_env.positions import board_from_fen, start_game
 from chess_env.rules import ChessGame
@@ -232,7 +233,7 @@ class BoardState(FrozenDTO):
     @classmethod
     def from_board(cls, board: chess.Board) -> BoardState:
         """The state of ``board``'s position (its move stack plays no part)."""
-        fen = board.fen()
+        fen = fen_of(board)
         return cls(fen=fen, **dict(_fen_facts(fen)))
 
     @classmethod
