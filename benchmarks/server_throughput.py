@@ -1,6 +1,6 @@
 """Chess steps per second and per-step latency: in process vs the envkit server over the wire.
 
-Four contenders play random chess against the server's default (random) opponent, one step being
+The contenders play random chess against the server's default (random) opponent, one step being
 the agent's move and the opponent's reply:
 
 - (a) ``in-process ChessAdapter.step``: ``ChessAdapter.reset`` then ``step(ChessAction(move=uci))``
@@ -20,6 +20,9 @@ the agent's move and the opponent's reply:
   waits for a reply by polling its socket: on a VM, a client that sleeps through a ~0.3 ms
   step pays ~0.1 ms more to be woken (measured in that module), which is the client's cost, not
   the server's.
+- (g): (a) again, sleeping 0.3 ms (untimed) before each step, as a server process waits for its
+  next message: on this VM the same step then runs ~0.1 ms slower (the CPU and its caches wake
+  up), a cost every served step pays that a tight loop does not. Reported, not subtracted.
 
 Each contender plays ``--steps`` steps a round (resetting, with the next seed, when a game
 ends) and we time every step round trip. The contenders take turns in chunks of ``--chunk``
@@ -42,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import itertools
 import json
 import math
@@ -76,6 +80,8 @@ BASELINE = "a"
 CLIENTS = {"blocking": ("b", "d"), "polling": ("e", "f")}
 WS_OVERHEAD_TARGET_MS = 0.3
 OPENENV_RATE_TARGET = 1.5
+# (g): about what a served step's round trip leaves the server process idle between messages.
+IDLE_S = 0.3e-3
 
 # A contender: the round's seed -> an endless game, one step's latency (seconds) per item; closing
 # the stream closes the contender's connection.
@@ -97,11 +103,16 @@ def figures(latencies: list[float], elapsed: float) -> Figures:
 
 
 def play(
-    reset: Callable[[int], dict[str, Any]], step: Callable[[str], dict[str, Any]], seed: int
+    reset: Callable[[int], dict[str, Any]],
+    step: Callable[[str], dict[str, Any]],
+    seed: int,
+    *,
+    idle: float = 0.0,
 ) -> Iterator[float]:
     """Random legal moves from observations ``{"legal_moves", ..}`` with ``"done"``, for ever.
 
     ``reset(seed)`` and ``step(uci)`` return OpenEnv's payload (observation, reward, done).
+    With ``idle``, sleep that many seconds before each step (untimed).
     """
     rng = random.Random(seed)
     episode = 0
@@ -111,12 +122,15 @@ def play(
             episode += 1
             payload = reset(seed * 100_000 + episode)
         move = rng.choice(payload["observation"]["legal_moves"])
+        if idle:
+            time.sleep(idle)
         before = time.perf_counter()
         payload = step(move)
         yield time.perf_counter() - before
 
 
-def in_process(seed: int) -> Iterator[float]:
+def in_process(seed: int, *, idle: float = 0.0) -> Iterator[float]:
+    """(a), or with ``idle`` (g): the same steps, each after the CPU sat idle as a server's does."""
     adapter = ChessAdapter()
 
     def reset(episode_seed: int) -> dict[str, Any]:
@@ -128,7 +142,7 @@ def in_process(seed: int) -> Iterator[float]:
         return {"observation": {"legal_moves": result.observation.legal_moves}, "done": result.done}
 
     try:
-        yield from play(reset, step, seed)
+        yield from play(reset, step, seed, idle=idle)
     finally:
         adapter.close()
 
@@ -352,6 +366,7 @@ NAMES = {
     "d": "OpenEnv create_app hosting ChessAdapter, WebSocket",
     "e": "envkit WebSocket /ws, polling client",
     "f": "OpenEnv create_app, WebSocket, polling client",
+    "g": "in-process ChessAdapter.step, CPU idle 0.3 ms before each step",
 }
 
 
@@ -462,6 +477,17 @@ def verdicts(results: dict[str, list[Figures]]) -> list[str]:
     return lines
 
 
+def idle_cost(results: dict[str, list[Figures]]) -> str:
+    """How much slower the same step runs after the CPU idled: part of every served overhead."""
+    costs = overheads(results, "g")
+    return (
+        f"(g) - (a): the in-process step after {IDLE_S * 1e3:g} ms idle is "
+        f"{statistics.median(costs):+.3f} ms p50 (rounds: {min(costs):+.3f} .. {max(costs):+.3f}); "
+        "a served step always follows such a wait, so that much of each overhead above is the "
+        "CPU waking up, not the server"
+    )
+
+
 def judged(
     what: str, values: list[float], meets: Callable[[float], bool], target: str, unit: str
 ) -> str:
@@ -495,6 +521,7 @@ def main(argv: list[str] | None = None) -> None:
     with live_server(create_chess_app, same_process=args.same_process) as address:
         contenders: dict[str, Contender] = {
             "a": in_process,
+            "g": functools.partial(in_process, idle=IDLE_S),
             "b": websocket_contender(address),
             "c": http_contender(address),
             "e": websocket_contender(address, polling=True),
@@ -519,6 +546,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"(d), (f) OpenEnv create_app: {skipped}")
     print()
     print("\n".join(verdicts(results)))
+    print(idle_cost(results))
 
 
 if __name__ == "__main__":
