@@ -9,7 +9,9 @@ Idle sessions are swept when a session is opened or used, at most once per ``swe
 no background task is needed. Between sweeps an expired session is still refused when looked up.
 
 Env calls run in worker threads: ``use`` holds the session's lock for the whole call, so two
-requests on one session never interleave, while other sessions go on in parallel.
+requests on one session never interleave, while other sessions go on in parallel. A step of an
+env that never blocks may run on the event loop instead: ``use(..., wait=False)`` then takes the
+lock only if it is free (``SessionBusyError`` if not), so the loop never waits on a worker.
 """
 
 from __future__ import annotations
@@ -26,9 +28,13 @@ from dataclasses import dataclass, field
 from envkit.server.adapter import EnvAdapter
 from envkit.server.errors import CapacityError, UnknownSessionError
 
-__all__ = ["Session", "SessionStore"]
+__all__ = ["Session", "SessionBusyError", "SessionStore"]
 
 logger = logging.getLogger(__name__)
+
+
+class SessionBusyError(Exception):
+    """``use(..., wait=False)``: another call holds the session; run this one where it can wait."""
 
 
 @dataclass(eq=False)
@@ -141,8 +147,11 @@ class SessionStore:
             session.pinned, session.last_used = False, self.clock()
 
     @contextmanager
-    def use(self, session_id: str) -> Iterator[Session]:
-        """The session, locked for the caller and marked as used."""
+    def use(self, session_id: str, *, wait: bool = True) -> Iterator[Session]:
+        """The session, locked for the caller and marked as used.
+
+        With ``wait=False``, ``SessionBusyError`` instead of waiting for another call to end.
+        """
         self._sweep_if_due()
         session = self._sessions.get(session_id)
         if session is None:
@@ -150,7 +159,9 @@ class SessionStore:
                 f"no session {session_id}: it was never opened, was closed, or expired after "
                 "idling; POST /reset opens a new one"
             )
-        with session.lock:
+        if not session.lock.acquire(blocking=wait):
+            raise SessionBusyError(session_id)
+        try:
             if session.closed:
                 raise UnknownSessionError(f"session {session_id} was closed")
             now = self.clock()
@@ -165,6 +176,8 @@ class SessionStore:
                 yield session
             finally:
                 session.last_used = self.clock()
+        finally:
+            session.lock.release()
 
     def close(self, session_id: str) -> bool:
         """Close the session once its current call is done; False if there was none."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Header, Query
+from starlette.concurrency import run_in_threadpool
 
 from envkit.server.adapter import EpisodeState
 from envkit.server.errors import InvalidInputError
@@ -21,7 +22,8 @@ from envkit.server.models import (
     StepRequest,
     StepResponse,
 )
-from envkit.server.service import Service
+from envkit.server.service import EnvService, Service
+from envkit.server.sessions import SessionBusyError
 
 __all__ = ["router"]
 
@@ -69,13 +71,33 @@ def reset(
     response_model_exclude_unset=True,
     summary="Play one action",
 )
-def step(
+async def step(
     request: StepRequest, service: Service, x_session_id: SessionHeader = None
 ) -> dict[str, Any]:
     session_id = _session_id(request.session_id, x_session_id)
-    with service.session(session_id) as session:
-        payload = service.step(session, request.action)
+    payload = None if session_id is None else _step_on_loop(service, session_id, request.action)
+    if payload is None:
+        payload = await run_in_threadpool(_step, service, session_id, request.action)
     return payload if session_id is None else {**payload, "session_id": session_id}
+
+
+def _step_on_loop(service: EnvService, session_id: str, action: Any) -> dict[str, Any] | None:
+    """The step played here, on the event loop, if its session is free and its env never blocks;
+    None: play it on a worker thread. Why: the hop to a thread and back (FastAPI also validates
+    a sync route's response on one) took ~0.4 ms of a ~2 ms HTTP step on a 2-core VM.
+    """
+    try:
+        with service.store.use(session_id, wait=False) as session:
+            if getattr(session.adapter, "blocking", True):
+                return None
+            return service.step(session, action)
+    except SessionBusyError:
+        return None
+
+
+def _step(service: EnvService, session_id: str | None, action: Any) -> dict[str, Any]:
+    with service.session(session_id) as session:
+        return service.step(session, action)
 
 
 @router.get("/state", response_model=EpisodeState, summary="The episode's state")

@@ -14,18 +14,18 @@ router = APIRouter(tags=["Environment Info"])
 
 
 @router.get("/health", response_model=HealthResponse, summary="Health check")
-def health() -> HealthResponse:
+async def health() -> HealthResponse:
     return HealthResponse()
 
 
 @router.get("/metadata", response_model=MetadataResponse, summary="The environment's metadata")
-def metadata(service: Service) -> MetadataResponse:
+async def metadata(service: Service) -> MetadataResponse:
     info = service.info
     return MetadataResponse(name=info.name, description=info.description, version=info.version)
 
 
 @router.get("/schema", response_model=SchemaResponse, summary="JSON Schemas of the env's data")
-def schema(service: Service) -> SchemaResponse:
+async def schema(service: Service) -> SchemaResponse:
     info = service.info
     return SchemaResponse(
         action=without_examples(info.action_model.model_json_schema()),

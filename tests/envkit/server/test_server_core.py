@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import uuid
 from typing import Any
@@ -21,6 +22,7 @@ from envkit.server import (
     UnknownSessionError,
     create_app,
 )
+from envkit.server.sessions import SessionBusyError
 
 
 class Add(BaseModel):
@@ -235,3 +237,97 @@ def test_store_settings_are_checked() -> None:
         SessionStore(Counter, idle_timeout=0)
     with pytest.raises(ValueError, match="sweep_interval"):
         SessionStore(Counter, sweep_interval=-1)
+
+
+class NeverBlockingCounter(Counter):
+    """A ``Counter`` that says its steps never block, and records whether one ran on the loop."""
+
+    blocking = False
+    on_loop: list[bool] = []
+
+    def step(self, action: Add) -> StepResult:
+        NeverBlockingCounter.on_loop.append(running_on_event_loop())
+        return super().step(action)
+
+
+def running_on_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+class BlockingCounter(NeverBlockingCounter):
+    blocking = True
+
+
+@pytest.mark.parametrize(
+    ("adapter", "on_loop"),
+    [(NeverBlockingCounter, [True, True, False]), (BlockingCounter, [False, False, False])],
+)
+def test_http_steps_run_on_the_event_loop_only_for_envs_that_never_block(
+    adapter: type[Counter], on_loop: list[bool]
+) -> None:
+    """Session steps, refused ones too, of a never-blocking env; stateless ones build an env."""
+    NeverBlockingCounter.on_loop.clear()
+    client = TestClient(create_app(adapter))
+    session_id = client.post("/reset", json={}).json()["session_id"]
+    reply = client.post("/step", json={"action": {"delta": 2}, "session_id": session_id})
+    assert reply.json()["observation"] == {"total": 2}
+    refused = client.post("/step", json={"action": {"delta": 7}, "session_id": session_id})
+    assert refused.status_code == 422 and refused.json()["reason"] == "seven"
+    stateless = client.post("/step", json={"action": {"delta": 1}})
+    assert stateless.json()["observation"] == {"total": 1}
+    assert NeverBlockingCounter.on_loop == on_loop
+    assert client.get("/state", params={"session_id": session_id}).json()["total"] == 2
+
+
+def test_a_step_on_a_busy_session_waits_on_a_worker_not_on_the_event_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    NeverBlockingCounter.on_loop.clear()
+    client = TestClient(create_app(NeverBlockingCounter))
+    session_id = client.post("/reset", json={}).json()["session_id"]
+    store = client.app.state.env_service.store  # type: ignore[attr-defined]
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store.use(session_id):
+            held.set()
+            release.wait(timeout=10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(timeout=5)
+    with pytest.raises(SessionBusyError), store.use(session_id, wait=False):
+        pass
+    waiting = threading.Event()
+    use = store.use
+
+    def use_and_tell(session_id: str, *, wait: bool = True) -> Any:
+        if wait and threading.current_thread() is not holder:
+            waiting.set()  # someone other than the holder is about to wait for the session
+        return use(session_id, wait=wait)
+
+    monkeypatch.setattr(store, "use", use_and_tell)
+    replies: list[Any] = []
+    stepper = threading.Thread(
+        target=lambda: replies.append(
+            client.post("/step", json={"action": {"delta": 2}, "session_id": session_id})
+        )
+    )
+    stepper.start()
+    assert waiting.wait(timeout=5)
+    # The step waits for the session; the loop still answers other requests meanwhile.
+    health: list[Any] = []
+    checker = threading.Thread(target=lambda: health.append(client.get("/health").json()))
+    checker.start()
+    checker.join(timeout=5)
+    blocked_loop = checker.is_alive()
+    release.set()
+    assert not blocked_loop and health == [{"status": "healthy"}]
+    holder.join(timeout=5)
+    stepper.join(timeout=5)
+    assert replies[0].json()["observation"] == {"total": 2}
+    assert NeverBlockingCounter.on_loop == [False]
