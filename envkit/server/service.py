@@ -1,8 +1,10 @@
 """``EnvService``: the OpenEnv operations on sessions, shared by the HTTP, WebSocket and MCP routes.
 
-Every call runs in a worker thread (env steps block: Stockfish thinks) and returns plain JSON
-data. Without a session id a call gets a fresh env, reset with default options and closed after
-it: OpenEnv's stateless HTTP, which can still answer "what does one move from the start give?".
+Calls run in a worker thread (env steps may block: Stockfish thinks), but for the steps of an
+env whose adapter says ``blocking = False``, which the WebSocket and HTTP step routes play on
+the event loop; every call returns plain JSON data. Without a session id a call gets a fresh
+env, reset with default options and closed after it: OpenEnv's stateless HTTP, which can still
+answer "what does one move from the start give?".
 """
 
 from __future__ import annotations
