@@ -283,8 +283,30 @@ def test_http_steps_run_on_the_event_loop_only_for_envs_that_never_block(
     assert client.get("/state", params={"session_id": session_id}).json()["total"] == 2
 
 
+def step_by(client: TestClient, route: str, session_id: str) -> dict[str, Any]:
+    """One ``{"delta": 2}`` step over HTTP or over a WebSocket attached to the session."""
+    if route == "http":
+        body = {"action": {"delta": 2}, "session_id": session_id}
+        observation: dict[str, Any] = client.post("/step", json=body).json()["observation"]
+        return observation
+    with client.websocket_connect(f"/ws?session_id={session_id}") as ws:
+        ws.send_json({"type": "step", "data": {"delta": 2}})
+        observation = ws.receive_json()["data"]["observation"]
+        return observation
+
+
+@pytest.mark.parametrize("route", ["http", "ws"])
+def test_a_free_session_steps_on_the_event_loop(route: str) -> None:
+    NeverBlockingCounter.on_loop.clear()
+    client = TestClient(create_app(NeverBlockingCounter))
+    session_id = client.post("/reset", json={}).json()["session_id"]
+    assert step_by(client, route, session_id) == {"total": 2}
+    assert NeverBlockingCounter.on_loop == [True]
+
+
+@pytest.mark.parametrize("route", ["http", "ws"])
 def test_a_step_on_a_busy_session_waits_on_a_worker_not_on_the_event_loop(
-    monkeypatch: pytest.MonkeyPatch,
+    route: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     NeverBlockingCounter.on_loop.clear()
     client = TestClient(create_app(NeverBlockingCounter))
@@ -311,12 +333,8 @@ def test_a_step_on_a_busy_session_waits_on_a_worker_not_on_the_event_loop(
         return use(session_id, wait=wait)
 
     monkeypatch.setattr(store, "use", use_and_tell)
-    replies: list[Any] = []
-    stepper = threading.Thread(
-        target=lambda: replies.append(
-            client.post("/step", json={"action": {"delta": 2}, "session_id": session_id})
-        )
-    )
+    replies: list[dict[str, Any]] = []
+    stepper = threading.Thread(target=lambda: replies.append(step_by(client, route, session_id)))
     stepper.start()
     assert waiting.wait(timeout=5)
     # The step waits for the session; the loop still answers other requests meanwhile.
@@ -329,5 +347,5 @@ def test_a_step_on_a_busy_session_waits_on_a_worker_not_on_the_event_loop(
     assert not blocked_loop and health == [{"status": "healthy"}]
     holder.join(timeout=5)
     stepper.join(timeout=5)
-    assert replies[0].json()["observation"] == {"total": 2}
+    assert replies == [{"total": 2}]
     assert NeverBlockingCounter.on_loop == [False]
