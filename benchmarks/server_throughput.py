@@ -489,14 +489,14 @@ def idle_cost(results: dict[str, list[Figures]]) -> str:
 
 
 def judged(
-    what: str, values: list[float], meets: Callable[[float], bool], target: str, unit: str
+    what: str, values: list[float], meets: Callable[[float], bool], target: str, shown: str
 ) -> str:
     middle = statistics.median(values)
-    spread = f"{unit.format(min(values))} .. {unit.format(max(values))}"
+    spread = f"{shown.format(min(values))} .. {shown.format(max(values))}"
     met = sum(map(meets, values))
     verdict = "PASS" if meets(middle) else "MISSED"
     return (
-        f"{what} = {unit.format(middle)} (rounds: {spread}; {met}/{len(values)} rounds meet "
+        f"{what} = {shown.format(middle)} (rounds: {spread}; {met}/{len(values)} rounds meet "
         f"{target}): {verdict}"
     )
 

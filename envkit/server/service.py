@@ -22,7 +22,7 @@ from starlette.requests import HTTPConnection
 from envkit.schema import Schema, parse, render, tool_definition
 from envkit.server.adapter import EnvAdapter, EpisodeState, StepResult, ToolSpec
 from envkit.server.models import ResetRequest
-from envkit.server.sessions import Session, SessionStore
+from envkit.server.sessions import Session, SessionBusyError, SessionStore
 
 __all__ = ["EnvInfo", "EnvService", "Service", "Tool", "get_service"]
 
@@ -146,6 +146,21 @@ class EnvService:
         """Validate ``action`` (raw JSON data) with the env's action model, then play it."""
         parsed = self.info.action_model.model_validate(action)
         return self._counted(session, session.adapter.step(parsed))
+
+    def step_if_free(self, session_id: str, action: Any) -> dict[str, Any] | None:
+        """``step`` on the caller's thread (the event loop) if the session is free and its env
+        never blocks (``adapter.blocking`` False); None: the caller plays it on a worker thread.
+
+        Why: the hop to a thread and back took ~0.4 ms of a ~2 ms HTTP step on a 2-core VM, and
+        a loop that waited on a session's lock would stall every connection.
+        """
+        try:
+            with self.store.use(session_id, wait=False) as session:
+                if getattr(session.adapter, "blocking", True):
+                    return None
+                return self.step(session, action)
+        except SessionBusyError:
+            return None
 
     def call_tool(self, session: Session, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Run a tool whose arguments were validated against its signature."""

@@ -29,7 +29,6 @@ from envkit.server.errors import CapacityError, ErrorCode, UnknownSessionError, 
 from envkit.server.jsontext import dumps, loads
 from envkit.server.models import ResetRequest
 from envkit.server.service import EnvService, Service
-from envkit.server.sessions import Session, SessionBusyError
 
 __all__ = ["CLOSE_POLICY", "CLOSE_TOO_BIG", "CLOSE_TRY_AGAIN_LATER", "answer", "router"]
 
@@ -74,8 +73,8 @@ async def env_socket(websocket: WebSocket, service: Service) -> None:
                 if isinstance(message, dict) and message.get("type") == "close":
                     await websocket.close()
                     return
-                reply = _answer_on_loop(service, session, message)
-                if reply is _ON_A_WORKER:
+                reply = _answer_on_loop(service, session.id, message)
+                if reply is None:
                     reply = await run_in_threadpool(answer, service, session.id, message)
             if reply is not None:
                 await websocket.send_text(dumps(reply))
@@ -88,29 +87,24 @@ async def env_socket(websocket: WebSocket, service: Service) -> None:
             service.store.detach(session)
 
 
-_ON_A_WORKER: dict[str, Any] = {}
-
-
-def _answer_on_loop(service: EnvService, session: Session, message: Any) -> dict[str, Any] | None:
-    """A step of an adapter that never blocks, answered here with no thread-pool hop, if its
-    session is free (an attached one may be in an HTTP call); ``_ON_A_WORKER`` for the rest
-    (resets may start engines).
+def _answer_on_loop(service: EnvService, session_id: str, message: Any) -> dict[str, Any] | None:
+    """The answer to a step played here, with no thread-pool hop, when ``step_if_free`` can
+    (an attached session may be in an HTTP call); None for the rest (resets may start engines).
     """
-    is_step = isinstance(message, dict) and message.get("type") == "step"
-    if not is_step or getattr(session.adapter, "blocking", True):
-        return _ON_A_WORKER
+    if not isinstance(message, dict) or message.get("type") != "step":
+        return None
+    data = message.get("data", {})
+    if not isinstance(data, dict):
+        return None  # answer() words the refusal
     try:
-        return answer(service, session.id, message, wait=False)
-    except SessionBusyError:
-        return _ON_A_WORKER
+        payload = service.step_if_free(session_id, data)
+    except Exception as error:
+        return _frame("error", error_payload(error)[1])
+    return None if payload is None else _frame("observation", payload)
 
 
-def answer(
-    service: EnvService, session_id: str, message: Any, *, wait: bool = True
-) -> dict[str, Any] | None:
-    """The frame that answers one parsed message (None: nothing to send); never raises but,
-    with ``wait=False``, ``SessionBusyError`` when another call holds the session.
-    """
+def answer(service: EnvService, session_id: str, message: Any) -> dict[str, Any] | None:
+    """The frame that answers one parsed message (None: nothing to send); never raises."""
     if not isinstance(message, dict):
         shape = 'a message is a JSON object: {"type": ..., "data": {...}}'
         return _refusal(ErrorCode.VALIDATION_ERROR, shape)
@@ -123,43 +117,33 @@ def answer(
     if not isinstance(data, dict):
         return _refusal(ErrorCode.VALIDATION_ERROR, f"{kind}: data must be a JSON object")
     try:
-        return handler(service, session_id, data, wait)
-    except SessionBusyError:
-        raise
+        return handler(service, session_id, data)
     except Exception as error:
         return _frame("error", error_payload(error)[1])
 
 
-def _reset(
-    service: EnvService, session_id: str, data: dict[str, Any], wait: bool
-) -> dict[str, Any]:
+def _reset(service: EnvService, session_id: str, data: dict[str, Any]) -> dict[str, Any]:
     request = ResetRequest.model_validate(data)
-    with service.store.use(session_id, wait=wait) as session:
+    with service.store.use(session_id) as session:
         return _frame("observation", service.reset(session, request))
 
 
-def _step(service: EnvService, session_id: str, data: dict[str, Any], wait: bool) -> dict[str, Any]:
-    with service.store.use(session_id, wait=wait) as session:
+def _step(service: EnvService, session_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    with service.store.use(session_id) as session:
         return _frame("observation", service.step(session, data))
 
 
-def _state(
-    service: EnvService, session_id: str, data: dict[str, Any], wait: bool
-) -> dict[str, Any]:
-    with service.store.use(session_id, wait=wait) as session:
+def _state(service: EnvService, session_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    with service.store.use(session_id) as session:
         return _frame("state", service.state(session))
 
 
-def _mcp(
-    service: EnvService, session_id: str, data: dict[str, Any], wait: bool
-) -> dict[str, Any] | None:
-    """Tool calls take the session inside ``mcp.handle``; MCP never runs on the loop."""
+def _mcp(service: EnvService, session_id: str, data: dict[str, Any]) -> dict[str, Any] | None:
     reply = mcp.handle(service, data, session_id=session_id)
     return None if reply is None else _frame("mcp", reply)
 
 
-_Handler = Callable[[EnvService, str, dict[str, Any], bool], dict[str, Any] | None]
-_HANDLERS: dict[str, _Handler] = {
+_HANDLERS: dict[str, Callable[[EnvService, str, dict[str, Any]], dict[str, Any] | None]] = {
     "reset": _reset,
     "step": _step,
     "state": _state,
