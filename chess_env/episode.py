@@ -104,6 +104,14 @@ class OpponentEpisode(gym.Env):
             raise GameOverError(f"the episode is over ({self._ended_by}); call reset()")
         return game
 
+    def play_agent_move(self, move: chess.Move) -> tuple[chess.Move | None, float]:
+        """``step`` for a ``move`` the caller found legal, with no observation built: (the
+        opponent's reply, the reward). For callers that show the position their own way: the
+        server's adapter, which would otherwise pay for a tensor and a mask it throws away.
+        """
+        self._require_live_game()
+        return self._play_turn(move)
+
     def _play_turn(self, move: chess.Move) -> tuple[chess.Move | None, float]:
         """The agent's (legal) move and the opponent's reply: (reply, outcome reward).
 
