@@ -23,6 +23,12 @@ the agent's move and the opponent's reply:
 - (g): (a) again, sleeping 0.3 ms (untimed) before each step, as a server process waits for its
   next message: on this VM the same step then runs ~0.1 ms slower (the CPU and its caches wake
   up), a cost every served step pays that a tight loop does not. Reported, not subtracted.
+- (h) and (i): the floor, with the blocking and the polling client: a bare ASGI app under the
+  same uvicorn that does per message only what (b) must (parse the JSON, validate the action
+  with ``ChessAction``, step a ``ChessAdapter`` of its own, answer OpenEnv's frame in the same
+  JSON) -- no FastAPI, sessions, limits or error handling. What (b) takes beyond (h) is our
+  server's own cost; what (h) takes beyond (a) is uvicorn's, the loopback's, the client's and
+  the idle CPU's, which no app served this way avoids.
 
 Each contender plays ``--steps`` steps a round (resetting, with the next seed, when a game
 ends) and we time every step round trip. The contenders take turns in chunks of ``--chunk``
@@ -38,7 +44,8 @@ their median and how many rounds met them. Each server runs in its own process, 
 env does (``--same-process`` serves from a thread of this one instead, client and server then
 taking turns on one GIL). The targets -- the served p50 at most 0.3 ms over (a)'s, and ours
 >= 1.5x OpenEnv's steps/s with the same client -- are reported for each client ((b) against
-(d), (e) against (f)), not enforced: the exit status is 0 either way.
+(d), (e) against (f)), with the floor's figures next to them, not enforced: the exit status is
+0 either way.
 """
 
 from __future__ import annotations
@@ -66,6 +73,7 @@ from typing import Any
 import httpx
 import numpy as np
 from fastapi import FastAPI
+from starlette.types import ASGIApp, Receive, Scope, Send
 from tqdm import tqdm
 from websockets.sync.client import ClientConnection, connect
 
@@ -73,11 +81,14 @@ from benchmarks.machine import machine_line
 from benchmarks.polling_client import PollingConnection
 from chess_env.server import ChessAction, ChessAdapter, create_chess_app
 from envkit.server import StepResult, make_server
+from envkit.server.jsontext import dumps, loads
 
 HOST = "127.0.0.1"
 BASELINE = "a"
 # (ours, OpenEnv's) over WebSocket, per client: websockets' blocking one, and the polling one.
 CLIENTS = {"blocking": ("b", "d"), "polling": ("e", "f")}
+# The bare ASGI app, per client.
+FLOORS = {"blocking": "h", "polling": "i"}
 WS_OVERHEAD_TARGET_MS = 0.3
 OPENENV_RATE_TARGET = 1.5
 # (g): about what a served step's round trip leaves the server process idle between messages.
@@ -148,7 +159,7 @@ def in_process(seed: int, *, idle: float = 0.0) -> Iterator[float]:
 
 
 @contextmanager
-def live_server(app_factory: Callable[[], FastAPI], *, same_process: bool) -> Iterator[str]:
+def live_server(app_factory: Callable[[], ASGIApp], *, same_process: bool) -> Iterator[str]:
     """The app under ``envkit.server.make_server``; yields its address.
 
     By default the server runs in its own process, as ``python -m chess_env serve`` does, so the
@@ -173,7 +184,7 @@ def live_server(app_factory: Callable[[], FastAPI], *, same_process: bool) -> It
         process.join(timeout=10)
 
 
-def _serve(app_factory: Callable[[], FastAPI], port: int) -> None:
+def _serve(app_factory: Callable[[], ASGIApp], port: int) -> None:
     make_server(app_factory(), host=HOST, port=port, log_level="warning").run()
 
 
@@ -198,7 +209,7 @@ def _wait_for(port: int, process: multiprocessing.process.BaseProcess) -> None:
 
 
 @contextmanager
-def _thread_server(app: FastAPI) -> Iterator[str]:
+def _thread_server(app: ASGIApp) -> Iterator[str]:
     server = make_server(app, host=HOST, port=0, log_level="warning")
     thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
     thread.start()
@@ -351,6 +362,41 @@ def openenv_app() -> FastAPI:
     return app
 
 
+def bare_app() -> ASGIApp:
+    """(h), (i): a bare ASGI app doing per WebSocket message what (b) must do, and no more."""
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+        elif scope["type"] == "http":  # any path answers 200: _wait_for asks /health
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+        else:
+            await _bare_socket(receive, send)
+
+    return app
+
+
+async def _bare_socket(receive: Receive, send: Send) -> None:
+    await receive()  # websocket.connect
+    await send({"type": "websocket.accept"})
+    adapter = ChessAdapter()
+    try:
+        while (message := await receive())["type"] == "websocket.receive":
+            request = loads(message["text"])
+            data = request.get("data", {})
+            if request["type"] == "reset":
+                result = adapter.reset(**data)
+            else:
+                result = adapter.step(ChessAction.model_validate(data))
+            reply = {"type": "observation", "data": result.to_wire()}
+            await send({"type": "websocket.send", "text": dumps(reply)})
+    finally:
+        adapter.close()
+
+
 def openenv_available() -> bool:
     try:
         import openenv  # noqa: F401
@@ -367,6 +413,8 @@ NAMES = {
     "e": "envkit WebSocket /ws, polling client",
     "f": "OpenEnv create_app, WebSocket, polling client",
     "g": "in-process ChessAdapter.step, CPU idle 0.3 ms before each step",
+    "h": "floor: bare ASGI app, same uvicorn and step, WebSocket",
+    "i": "floor: bare ASGI app, WebSocket, polling client",
 }
 
 
@@ -474,7 +522,22 @@ def verdicts(results: dict[str, list[Figures]]) -> list[str]:
             )
         else:
             lines.append(f"{client} client: ({ours})/({openenv}) steps/s: n/a, no OpenEnv")
+        lines.append(floor_line(results, client))
     return lines
+
+
+def floor_line(results: dict[str, list[Figures]], client: str) -> str:
+    """The floor's own figures against the targets, and how far ours is above it."""
+    (ours, openenv), floor = CLIENTS[client], FLOORS[client]
+    above = [mine.p50 - bare.p50 for mine, bare in zip(results[ours], results[floor], strict=True)]
+    line = (
+        f"{client} client: the floor ({floor}) has overhead "
+        f"{statistics.median(overheads(results, floor)):+.3f} ms"
+    )
+    if openenv in results:
+        ratio = statistics.median(rate_ratios(results, floor, openenv))
+        line += f" and ({floor})/({openenv}) steps/s {ratio:.2f}x"
+    return f"{line}; ({ours})'s p50 is {statistics.median(above):+.3f} ms over the floor's"
 
 
 def idle_cost(results: dict[str, list[Figures]]) -> str:
@@ -518,13 +581,18 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if min(args.rounds, args.steps, args.chunk) < 1:
         parser.error("--rounds, --steps and --chunk must be at least 1")
-    with live_server(create_chess_app, same_process=args.same_process) as address:
+    with (
+        live_server(create_chess_app, same_process=args.same_process) as address,
+        live_server(bare_app, same_process=args.same_process) as bare_address,
+    ):
         contenders: dict[str, Contender] = {
             "a": in_process,
             "g": functools.partial(in_process, idle=IDLE_S),
             "b": websocket_contender(address),
             "c": http_contender(address),
             "e": websocket_contender(address, polling=True),
+            "h": websocket_contender(bare_address),
+            "i": websocket_contender(bare_address, polling=True),
         }
         if not openenv_available():
             results = run_rounds(contenders, args.rounds, args.steps, args.chunk)

@@ -15,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp
 
 from envkit.server.access import BearerAuth, RateLimit, RateLimiter
 from envkit.server.adapter import EnvAdapter
@@ -141,13 +142,13 @@ async def _http_error_response(request: Request, error: Exception) -> Response:
 
 
 def make_server(
-    app: FastAPI, *, host: str = "127.0.0.1", port: int = 8000, **options: Any
+    app: ASGIApp, *, host: str = "127.0.0.1", port: int = 8000, **options: Any
 ) -> uvicorn.Server:
     """A uvicorn server for ``app``, as ``serve`` runs it (and ``benchmarks.server_throughput``
     measures it); ``options`` go to ``uvicorn.Config`` (``log_level``, ...).
 
     - A WebSocket frame over the app's message limit closes the connection (1009); an app
-      without ``app.state.limits`` (not made here) gets the default limit.
+      without ``app.state.limits`` (not made here, or not FastAPI) gets the default limit.
     - No per-message compression: deflating every reply of ~1 KB cost ~90 us per step, a tenth
       of a served chess step (measured with a client that asks for it, as OpenEnv's does by
       default), and saves nothing that matters on the networks an env server runs on.
@@ -156,7 +157,7 @@ def make_server(
       connection, 40-60 us faster than asyncio's loop, 40-70 us faster than the legacy
       websockets and the wsproto implementations.
     """
-    limits = getattr(app.state, "limits", Limits())
+    limits = getattr(getattr(app, "state", None), "limits", Limits())
     config = uvicorn.Config(
         app,
         host=host,

@@ -1,0 +1,52 @@
+"""``benchmarks.server_throughput.bare_app``, the benchmark's floor: it must do a served step's
+work, so its frames for a game are our server's, and its verdict line reads the right rows."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the server extra: pip install -e .[server]")
+
+from websockets.sync.client import connect
+
+from benchmarks.server_throughput import Figures, bare_app, floor_line, live_server
+from chess_env.server import create_chess_app
+
+
+def frames_of_a_game(address: str, seed: int, plies: int) -> list[dict[str, Any]]:
+    frames = []
+    with connect(f"ws://{address}/ws", compression=None) as connection:
+        connection.send(json.dumps({"type": "reset", "data": {"seed": seed}}))
+        frames.append(json.loads(connection.recv()))
+        for ply in range(plies):
+            legal = frames[-1]["data"]["observation"]["legal_moves"]
+            connection.send(json.dumps({"type": "step", "data": {"move": legal[ply % len(legal)]}}))
+            frames.append(json.loads(connection.recv()))
+            if frames[-1]["data"]["done"]:
+                break
+    return frames
+
+
+def test_the_floor_answers_what_our_server_answers() -> None:
+    with (
+        live_server(create_chess_app, same_process=True) as ours,
+        live_server(bare_app, same_process=True) as bare,
+    ):
+        for seed in (0, 7):
+            expected = frames_of_a_game(ours, seed, 60)
+            assert frames_of_a_game(bare, seed, 60) == expected
+            assert len(expected) > 20 and expected[-1]["type"] == "observation"
+
+
+def test_the_floor_line_compares_the_floors_rows_with_ours_and_openenvs() -> None:
+    def rows(rate: float, p50: float) -> list[Figures]:
+        return [Figures(rate, p50, 2 * p50), Figures(rate, p50, 2 * p50)]
+
+    results = {"a": rows(5000, 0.2), "e": rows(2000, 0.45), "f": rows(1000, 0.8)}
+    results["i"] = rows(2500, 0.4)
+    line = floor_line(results, "polling")
+    assert "the floor (i) has overhead +0.200 ms and (i)/(f) steps/s 2.50x" in line
+    assert line.endswith("(e)'s p50 is +0.050 ms over the floor's")
