@@ -152,7 +152,11 @@ def _read(reading: str, board: chess.Board, legal: Sequence[chess.Move]) -> ches
             raise _castling_error(board, _CASTLING[reading]) from None
     uci = _UCI.fullmatch(reading)
     if uci:
-        move = chess.Move.from_uci("".join(part for part in uci.groups() if part))
+        # Not Move.from_uci, which raises for a move staying on its square ("a1a1"): that one
+        # is explained like any other illegal move.
+        start, goal, promotion = uci.groups()
+        promoted = chess.PIECE_SYMBOLS.index(promotion) if promotion else None
+        move = chess.Move(chess.parse_square(start), chess.parse_square(goal), promoted)
         if move in legal:
             return move
         raise _uci_error(move, board)

@@ -41,6 +41,7 @@ from chess_env.encoding import (
     move_key,
 )
 from chess_env.errors import IllegalActionError
+from chess_env.move_parsing import parse_move
 
 __all__ = ["DEFAULT_MAX_PLIES", "ChessGame", "EndingActions"]
 
@@ -105,16 +106,29 @@ class ChessGame:
     # -- state after each ply ---------------------------------------------------------------
 
     def _generate(self) -> None:
-        board = self.board
-        table = KEY_TO_ACTION[board.turn]
-        moves = list(board.generate_legal_moves())
+        moves = list(self.board.generate_legal_moves())
         self.legal_moves = moves
-        # move_key() inlined: this loop runs for every legal move of every ply.
-        self.legal_actions = [
-            table[m.from_square | m.to_square << 6 | (m.promotion or 0) << 12] for m in moves
-        ]
-        self._move_of_action = dict(zip(self.legal_actions, moves, strict=True))
+        # Built from the moves when first asked for: an opponent's position needs neither, a
+        # served one no actions (they were a few microseconds of every ply).
+        self._actions: tuple[list[int], dict[int, chess.Move]] | None = None
+        self._uci: list[str] | None = None
         self.outcome = self._outcome(has_moves=bool(moves))
+
+    def _action_index(self) -> tuple[list[int], dict[int, chess.Move]]:
+        if self._actions is None:
+            table = KEY_TO_ACTION[self.board.turn]
+            moves = self.legal_moves
+            # move_key() inlined: this loop runs for every legal move of many plies.
+            actions = [
+                table[m.from_square | m.to_square << 6 | (m.promotion or 0) << 12] for m in moves
+            ]
+            self._actions = actions, dict(zip(actions, moves, strict=True))
+        return self._actions
+
+    def _uci_list(self) -> list[str]:
+        if self._uci is None:
+            self._uci = [UCI_OF_KEY[move_key(m)] for m in self.legal_moves]
+        return self._uci
 
     def _outcome(self, *, has_moves: bool) -> chess.Outcome | None:
         board = self.board
@@ -158,9 +172,23 @@ class ChessGame:
         return "max_plies" if self.truncated else None
 
     @property
+    def legal_actions(self) -> list[int]:
+        """The action index of each of ``legal_moves``, in the same order."""
+        return self._action_index()[0]
+
+    @property
     def legal_uci(self) -> list[str]:
-        """The legal moves in UCI, from a table (no string formatting per ply)."""
-        return [UCI_OF_KEY[move_key(m)] for m in self.legal_moves]
+        """A fresh list of the legal moves in UCI, from a table (no string formatting per ply)."""
+        return list(self._uci_list())
+
+    def read_move(self, text: str) -> chess.Move:
+        """The legal move ``text`` names, as ``move_parsing.parse_move`` reads it (UCI or SAN,
+        even inside prose), or its ``MoveParseError``; an exact legal UCI is only looked up.
+        """
+        legal = self._uci_list()
+        if text in legal:
+            return self.legal_moves[legal.index(text)]
+        return parse_move(text, self.board, self.legal_moves)
 
     def action_mask(self) -> np.ndarray:
         """A fresh (4672,) bool mask of the legal actions of the side to move."""
@@ -176,7 +204,7 @@ class ChessGame:
     def move_for_action(self, action: object) -> chess.Move:
         """The legal move for ``action``, or ``IllegalActionError`` saying why not."""
         index = check_action_range(action)
-        move = self._move_of_action.get(index)
+        move = self._action_index()[1].get(index)
         if move is None:
             raise IllegalActionError(
                 explain_illegal(index, action_to_move(index, self.board), self.board)
@@ -184,8 +212,10 @@ class ChessGame:
         return move
 
     def is_legal(self, move: chess.Move) -> bool:
+        if self._actions is None:  # an opponent's reply: most often one of legal_moves itself
+            return move in self.legal_moves
         action = action_of_key(move_key(move), self.board.turn)
-        return self._move_of_action.get(action) == move
+        return self._actions[1].get(action) == move
 
     def play(self, move: chess.Move) -> None:
         """Play a move that is in ``legal_moves`` (unchecked: callers decode or check first)."""
@@ -195,7 +225,7 @@ class ChessGame:
     def _advance(self, move: chess.Move) -> None:
         """``play`` but for the new position's move list and outcome (``undo`` takes it back)."""
         board = self.board
-        previous = (self.legal_moves, self.legal_actions, self._move_of_action,
+        previous = (self.legal_moves, self._actions, self._uci,
                     self.outcome, self._insufficient, self._repetitions, self._key)  # fmt: skip
         board.push(move)
         if board.halfmove_clock == 0:
@@ -243,7 +273,7 @@ class ChessGame:
         if self._undo is None:
             raise RuntimeError("nothing to undo: no ply was played since the last undo")
         key = self._key
-        (self.legal_moves, self.legal_actions, self._move_of_action,
+        (self.legal_moves, self._actions, self._uci,
          self.outcome, self._insufficient, repetitions, self._key) = self._undo  # fmt: skip
         if repetitions is self._repetitions:
             repetitions[key] -= 1

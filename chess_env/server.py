@@ -36,7 +36,7 @@ from chess_env.encoding import ACTION_SIZE
 from chess_env.env import ChessEnv
 from chess_env.errors import IllegalActionError, InvalidPositionError, StockfishNotFoundError
 from chess_env.fen import fen_of
-from chess_env.move_parsing import MoveParseError, parse_move
+from chess_env.move_parsing import MoveParseError
 from envkit.server import (
     EpisodeState,
     EpisodeStateError,
@@ -237,7 +237,7 @@ class ChessAdapter:
         game = env.game
         try:
             if action.move is not None:
-                move = parse_move(action.move, env.board, game.legal_moves)
+                move = game.read_move(action.move)
             else:
                 move = game.move_for_action(action.action)
         except MoveParseError as error:

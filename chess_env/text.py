@@ -16,7 +16,7 @@ from gymnasium import spaces
 
 from chess_env.episode import OpponentEpisode, check_choice
 from chess_env.fen import fen_of
-from chess_env.move_parsing import MoveParseError, parse_move
+from chess_env.move_parsing import MoveParseError
 from chess_env.opponents import Opponent
 from chess_env.render import render_ansi
 from chess_env.rules import DEFAULT_MAX_PLIES
@@ -124,7 +124,7 @@ class ChessTextEnv(OpponentEpisode):
         if not isinstance(action, str):
             raise TypeError(f"the action must be text (str), got {type(action).__name__}")
         try:
-            move = parse_move(action, game.board, game.legal_moves)
+            move = game.read_move(action)
         except MoveParseError as error:
             return self._illegal_step(error)
 

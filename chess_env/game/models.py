@@ -43,7 +43,7 @@ from pydantic import (
 from chess_env.encoding import board_to_tensor
 from chess_env.errors import GameOverError, IllegalActionError
 from chess_env.fen import fen_of
-from chess_env.move_parsing import MoveParseError, parse_move
+from chess_env.move_parsing import MoveParseError
 from chess_env.positions import board_from_fen, start_game
 from chess_env.rules import ChessGame
 from envkit.dto import FrozenDTO
@@ -519,7 +519,7 @@ class Game(FrozenDTO):
         self._check_playing()
         game = self._replay()
         try:
-            chosen = parse_move(move, game.board, game.legal_moves)
+            chosen = game.read_move(move)
         except MoveParseError as error:
             raise MoveParseError(
                 error.reason,

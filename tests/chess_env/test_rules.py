@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import chess
 import pytest
@@ -10,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chess_env import ChessGame, IllegalActionError
-from chess_env.encoding import legal_action_mask
+from chess_env.encoding import encode_move, legal_action_mask
+from chess_env.move_parsing import MoveParseError, parse_move
 
 T = chess.Termination
 KNIGHT_SHUFFLE = ["g1f3", "g8f6", "f3g1", "f6g8"]  # back to the start position every 4 plies
@@ -233,3 +235,81 @@ def test_ending_actions_name_mates_a_stalemate_and_a_threefold_repetition() -> N
     mating, drawing = repeated.ending_actions()
     assert mating == [] and [repeated.move_for_action(a).uci() for a in drawing] == ["f6g8"]
     assert ChessGame().ending_actions() == ([], [])
+
+
+def random_position(seed: int, plies: int) -> ChessGame:
+    """A game ``plies`` random plies in, played by move (its action index never built)."""
+    rng = random.Random(seed)
+    game = ChessGame(max_plies=None)
+    for _ in range(plies):
+        if game.terminated:
+            break
+        game.play(rng.choice(game.legal_moves))
+    return game
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), plies=st.integers(0, 120))
+def test_indexes_built_after_an_undo_are_the_restored_positions(seed: int, plies: int) -> None:
+    game = random_position(seed, plies)
+    if game.terminated:
+        return
+    game.play(game.legal_moves[seed % len(game.legal_moves)])  # the index is built after undo
+    game.undo()
+    board = game.board
+    assert game.legal_actions == [encode_move(move, board.turn) for move in board.legal_moves]
+    assert game.legal_uci == [move.uci() for move in board.legal_moves]
+    assert game.action_mask().tolist() == legal_action_mask(board).tolist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), plies=st.integers(0, 80))
+def test_is_legal_agrees_with_python_chess_with_or_without_the_index(seed: int, plies: int) -> None:
+    game = random_position(seed, plies)
+    board = game.board
+    candidates = [*board.generate_pseudo_legal_moves(), chess.Move.from_uci("a1a2")]
+    candidates += [chess.Move(m.from_square, m.to_square, chess.QUEEN) for m in candidates[:5]]
+    unbuilt = [game.is_legal(move) for move in candidates]
+    _ = game.legal_actions
+    built = [game.is_legal(move) for move in candidates]
+    assert unbuilt == built == [board.is_legal(move) for move in candidates]
+
+
+def outcome_of_reading(read: Callable[[], chess.Move]) -> tuple[str, str]:
+    try:
+        return "move", read().uci()
+    except MoveParseError as error:
+        return error.reason, str(error)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    plies=st.integers(0, 80),
+    pick=st.integers(0, 200),
+    shape=st.sampled_from(["uci", "san", "upper", "prose", "illegal", "text"]),
+    text=st.text(max_size=12),
+)
+def test_read_move_reads_what_parse_move_reads(
+    seed: int, plies: int, pick: int, shape: str, text: str
+) -> None:
+    game = random_position(seed, plies)
+    board, moves = game.board, game.legal_moves
+    move = moves[pick % len(moves)] if moves else chess.Move.from_uci("e2e4")
+    said = {
+        "uci": move.uci(),
+        "san": board.san(move) if moves else "e4",
+        "upper": move.uci().upper(),
+        "prose": f"I play {move.uci()}!",
+        "illegal": "a1a1",
+        "text": text,
+    }[shape]
+    expected = outcome_of_reading(lambda: parse_move(said, board.copy(), list(moves)))
+    assert outcome_of_reading(lambda: game.read_move(said)) == expected
+
+
+def test_legal_uci_is_a_fresh_list_each_call() -> None:
+    game = ChessGame()
+    first = game.legal_uci
+    first.clear()
+    assert len(game.legal_uci) == 20 and game.read_move("e2e4") == chess.Move.from_uci("e2e4")

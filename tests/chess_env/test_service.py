@@ -114,7 +114,12 @@ def test_server_agent_playing_white_moves_right_after_creation(client: TestClien
 
 @pytest.mark.parametrize(
     ("text", "reason"),
-    [("e2e5", "cannot_move_there"), ("Nf6", "cannot_move_there"), ("e7e5", "not_your_piece")],
+    [
+        ("e2e5", "cannot_move_there"),
+        ("Nf6", "cannot_move_there"),
+        ("e7e5", "not_your_piece"),
+        ("a1a1", "cannot_move_there"),  # UCI-shaped, onto its own square: once a 500
+    ],
 )
 def test_illegal_move_is_422_with_reason(client: TestClient, text: str, reason: str) -> None:
     game_id = create(client, REMOTE, RANDOM)["game_id"]

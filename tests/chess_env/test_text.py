@@ -104,6 +104,10 @@ def test_text_is_read_as_the_move(fen: str | None, text: str, uci: str) -> None:
         (None, "g1g3", "cannot_move_there", "the knight on g1 cannot move to g3"),
         (None, "Ng3", "cannot_move_there", "none of your knights (b1, g1) can move to g3"),
         (None, "e2e5", "cannot_move_there", "the pawn on e2 cannot move to e5"),
+        # python-chess's Move.from_uci refuses these outright (a ValueError, once a 500 served)
+        (None, "a1a1", "cannot_move_there", "the rook on a1 cannot move to a1"),
+        (None, "e4e4", "no_piece", "no piece on e4"),
+        (None, "h8h8q", "not_your_piece", "the rook on h8 is black's, and you play white"),
         (None, "e2e4q", "cannot_move_there", "only a pawn reaching the last rank can promote"),
         (None, "O-O", "cannot_move_there", "pieces stand between your king and rook"),
         (

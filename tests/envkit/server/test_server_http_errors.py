@@ -84,6 +84,8 @@ def test_malformed_steps_are_refused_with_a_reason(
         ("e7e5", "not_your_piece"),
         ("O-O", "cannot_move_there"),
         ("Ke2 then e4", "cannot_move_there"),
+        ("a1a1", "cannot_move_there"),  # onto its own square: once a 500
+        ("e4-e4", "no_piece"),
     ],
 )
 def test_unplayable_move_text_is_refused_with_a_reason(
