@@ -313,8 +313,7 @@ class ChessAdapter:
         if self._options.include_tensor:
             fields["board_tensor"] = game.observation(_color(agent)).tolist()
         metadata = {"truncated": True} if truncated else {}
-        # Built from the rules core, whose types are fixed: validating them again cost ~3 us.
-        return StepResult(ChessObservation.model_construct(**fields), reward, done, metadata)
+        return StepResult(ChessObservation(**fields), reward, done, metadata)
 
 
 def ascii_board(fen: str, orientation: chess.Color = chess.WHITE) -> str:
