@@ -230,6 +230,21 @@ def test_a_session_closed_while_a_call_waits_is_unknown_to_it() -> None:
         pass
 
 
+def test_use_releases_the_session_when_its_body_or_its_entry_fails() -> None:
+    now = [0.0]
+    store = SessionStore(Counter, idle_timeout=10, sweep_interval=100, clock=lambda: now[0])
+    session = store.create()
+    now[0] = 5.0
+    with pytest.raises(RuntimeError, match="the call failed"), store.use(session.id):
+        raise RuntimeError("the call failed")
+    assert session.last_used == 5.0 and session.lock.acquire(blocking=False)
+    session.lock.release()
+    session.closed = True  # as if closed between the lookup and the lock
+    with pytest.raises(UnknownSessionError, match="was closed"), store.use(session.id):
+        pass
+    assert session.lock.acquire(blocking=False)  # the refused entry let go of the lock
+
+
 def test_store_settings_are_checked() -> None:
     with pytest.raises(ValueError, match="max_sessions"):
         SessionStore(Counter, max_sessions=0)
