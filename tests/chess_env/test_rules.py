@@ -158,19 +158,29 @@ def snapshot(game: ChessGame) -> tuple:
     )
 
 
-@settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), plies=st.integers(0, 120))
-def test_undo_restores_everything_exactly(seed: int, plies: int) -> None:
+def random_position(seed: int, plies: int, *, by_action: bool = False) -> ChessGame:
+    """A game ``plies`` random plies in, played by move (its action index never built) or by
+    action index."""
     rng = random.Random(seed)
     game = ChessGame(max_plies=None)
     for _ in range(plies):
         if game.terminated:
             break
-        game.play_action(rng.choice(game.legal_actions))
+        if by_action:
+            game.play_action(rng.choice(game.legal_actions))
+        else:
+            game.play(rng.choice(game.legal_moves))
+    return game
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), plies=st.integers(0, 120))
+def test_undo_restores_everything_exactly(seed: int, plies: int) -> None:
+    game = random_position(seed, plies, by_action=True)
     if game.terminated:
         return
     before = snapshot(game)
-    game.play_action(rng.choice(game.legal_actions))
+    game.play_action(game.legal_actions[seed % len(game.legal_actions)])
     game.undo()
     assert snapshot(game) == before
     assert game.action_mask().tolist() == legal_action_mask(game.board).tolist()
@@ -235,17 +245,6 @@ def test_ending_actions_name_mates_a_stalemate_and_a_threefold_repetition() -> N
     mating, drawing = repeated.ending_actions()
     assert mating == [] and [repeated.move_for_action(a).uci() for a in drawing] == ["f6g8"]
     assert ChessGame().ending_actions() == ([], [])
-
-
-def random_position(seed: int, plies: int) -> ChessGame:
-    """A game ``plies`` random plies in, played by move (its action index never built)."""
-    rng = random.Random(seed)
-    game = ChessGame(max_plies=None)
-    for _ in range(plies):
-        if game.terminated:
-            break
-        game.play(rng.choice(game.legal_moves))
-    return game
 
 
 @settings(max_examples=60, deadline=None)
