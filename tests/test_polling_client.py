@@ -56,7 +56,7 @@ def test_it_sees_what_the_blocking_client_sees(address: str) -> None:
     with PollingConnection(url) as polling, connect(url, compression=None) as blocking:
         theirs, ours = game(blocking, 5, 40), game(polling, 5, 40)
     assert [without_ids(f) for f in ours] == [without_ids(f) for f in theirs]
-    assert ours[-2]["type"] == "error" and "a1a1" in ours[-2]["data"]["message"]
+    assert ours[-2]["type"] == "error" and "cannot move to a1" in ours[-2]["data"]["message"]
     assert ours[-1]["data"]["step_count"] == len(ours) - 3  # the refused move did not count
 
 

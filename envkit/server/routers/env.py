@@ -74,8 +74,10 @@ async def step(
     request: StepRequest, service: Service, x_session_id: SessionHeader = None
 ) -> dict[str, Any]:
     session_id = _session_id(request.session_id, x_session_id)
-    payload = None if session_id is None else service.step_if_free(session_id, request.action)
-    if payload is None:
+    played = None if session_id is None else service.play_if_free(session_id, request.action)
+    if played is not None:
+        payload = played.to_wire()
+    else:
         payload = await run_in_threadpool(_step, service, session_id, request.action)
     return payload if session_id is None else {**payload, "session_id": session_id}
 

@@ -68,16 +68,17 @@ async def env_socket(websocket: WebSocket, service: Service) -> None:
             try:
                 message = loads(raw)
             except ValueError as error:
-                reply = _refusal(ErrorCode.INVALID_JSON, str(error))
+                reply = dumps(_refusal(ErrorCode.INVALID_JSON, str(error)))
             else:
                 if isinstance(message, dict) and message.get("type") == "close":
                     await websocket.close()
                     return
                 reply = _answer_on_loop(service, session.id, message)
                 if reply is None:
-                    reply = await run_in_threadpool(answer, service, session.id, message)
+                    frame = await run_in_threadpool(answer, service, session.id, message)
+                    reply = None if frame is None else dumps(frame)
             if reply is not None:
-                await websocket.send_text(dumps(reply))
+                await websocket.send_text(reply)
     except WebSocketDisconnect:  # the client left while a reply was on its way
         pass
     finally:
@@ -87,9 +88,10 @@ async def env_socket(websocket: WebSocket, service: Service) -> None:
             service.store.detach(session)
 
 
-def _answer_on_loop(service: EnvService, session_id: str, message: Any) -> dict[str, Any] | None:
-    """The answer to a step played here, with no thread-pool hop, when ``step_if_free`` can
-    (an attached session may be in an HTTP call); None for the rest (resets may start engines).
+def _answer_on_loop(service: EnvService, session_id: str, message: Any) -> str | None:
+    """The answer, as JSON text, to a step played here, with no thread-pool hop, when
+    ``play_if_free`` can (an attached session may be in an HTTP call); None for the rest
+    (resets may start engines).
     """
     if not isinstance(message, dict) or message.get("type") != "step":
         return None
@@ -97,10 +99,10 @@ def _answer_on_loop(service: EnvService, session_id: str, message: Any) -> dict[
     if not isinstance(data, dict):
         return None  # answer() words the refusal
     try:
-        payload = service.step_if_free(session_id, data)
+        played = service.play_if_free(session_id, data)
     except Exception as error:
-        return _frame("error", error_payload(error)[1])
-    return None if payload is None else _frame("observation", payload)
+        return dumps(_frame("error", error_payload(error)[1]))
+    return None if played is None else f'{{"type":"observation","data":{played.to_wire_json()}}}'
 
 
 def answer(service: EnvService, session_id: str, message: Any) -> dict[str, Any] | None:
