@@ -7,6 +7,8 @@ a session and later calls name it. A WebSocket connection holds one session for 
 Idle sessions are swept when a session is opened or used, at most once per ``sweep_interval``
 (a sweep walks every session; per WebSocket message that would grow with the sessions open), so
 no background task is needed. Between sweeps an expired session is still refused when looked up.
+A sweep closes envs, and closing one can take milliseconds (quitting a Stockfish process: 5-7 ms),
+so the event loop's entry, ``use(..., wait=False)``, never sweeps: calls on worker threads do.
 
 Env calls run in worker threads: ``use`` holds the session's lock for the whole call, so two
 requests on one session never interleave, while other sessions go on in parallel. A step of an
@@ -169,13 +171,15 @@ class SessionStore:
     def use(self, session_id: str, *, wait: bool = True) -> SessionLease:
         """The session, locked for the caller and marked as used: ``with store.use(id) as s``.
 
-        With ``wait=False``, ``SessionBusyError`` instead of waiting for another call to end.
+        With ``wait=False`` (for the event loop), ``SessionBusyError`` instead of waiting for
+        another call to end, and no sweep.
         """
         return SessionLease(self, session_id, wait)
 
     def _lock_for_use(self, session_id: str, wait: bool) -> Session:
         """``use``'s entry: the session, locked and marked as used, or why not (unlocked)."""
-        self._sweep_if_due()
+        if wait:  # not on the event loop, where closing the swept envs would stall every client
+            self._sweep_if_due()
         session = self._sessions.get(session_id)
         if session is None:
             raise UnknownSessionError(
@@ -189,7 +193,8 @@ class SessionStore:
                 raise UnknownSessionError(f"session {session_id} was closed")
             now = self.clock()
             if self._expired(session, now):  # idle too long, not swept yet: it is gone now
-                self._expire(session)
+                if wait:  # (the loop leaves the closing to a worker's sweep, as above)
+                    self._expire(session)
                 raise UnknownSessionError(
                     f"session {session_id} expired after idling for over {self.idle_timeout:g} s; "
                     "POST /reset opens a new one"

@@ -43,11 +43,11 @@ router = APIRouter()
 async def env_socket(websocket: WebSocket, service: Service) -> None:
     await websocket.accept()
     attach_to = websocket.query_params.get("session_id")
-    try:
+    try:  # on a worker: either may sweep idle sessions, and closing their envs may take a while
         if attach_to is None:
-            session = service.store.create(pinned=True)
+            session = await run_in_threadpool(service.store.create, pinned=True)
         else:
-            session = service.store.attach(attach_to)
+            session = await run_in_threadpool(service.store.attach, attach_to)
     except (CapacityError, UnknownSessionError) as error:
         await websocket.send_text(dumps(_frame("error", error_payload(error)[1])))
         if isinstance(error, CapacityError):

@@ -364,3 +364,45 @@ def test_a_step_on_a_busy_session_waits_on_a_worker_not_on_the_event_loop(
     stepper.join(timeout=5)
     assert replies == [{"total": 2}]
     assert NeverBlockingCounter.on_loop == [False]
+
+
+def test_the_event_loops_entry_never_sweeps_and_a_worker_call_does() -> None:
+    now = [0.0]
+    store = SessionStore(Counter, idle_timeout=10, clock=lambda: now[0])
+    idle, busy = store.create(), store.create()
+    now[0] = 12.0  # both expired, a sweep due
+    with pytest.raises(UnknownSessionError, match="expired"), store.use(busy.id, wait=False):
+        pass
+    assert not idle.closed and not busy.closed and len(store) == 2  # refused, nothing closed
+    with pytest.raises(UnknownSessionError), store.use("missing"):
+        pass
+    assert idle.closed and busy.closed and len(store) == 0  # a worker's call swept both
+
+
+class LoopWatchingCounter(NeverBlockingCounter):
+    """Records, for each env closed, whether the close ran on the event loop."""
+
+    closed_on_loop: list[bool] = []
+
+    def close(self) -> None:
+        LoopWatchingCounter.closed_on_loop.append(running_on_event_loop())
+
+
+def test_sweeps_close_envs_off_the_event_loop() -> None:
+    """A sweep's closes may take milliseconds each (an engine quitting): never on the loop."""
+    now = [0.0]
+    client = TestClient(create_app(LoopWatchingCounter, idle_timeout=10, clock=lambda: now[0]))
+    idle = client.post("/reset", json={}).json()["session_id"]
+    active = client.post("/reset", json={}).json()["session_id"]
+    now[0] = 5.0
+    client.post("/step", json={"action": {"delta": 2}, "session_id": active})
+    now[0] = 12.0  # idle expired, active not; a sweep is due
+    NeverBlockingCounter.on_loop.clear()
+    LoopWatchingCounter.closed_on_loop.clear()  # the probe env create_app closed at start-up
+    client.post("/step", json={"action": {"delta": 0}, "session_id": active})
+    assert NeverBlockingCounter.on_loop == [True] and LoopWatchingCounter.closed_on_loop == []
+    with client.websocket_connect("/ws") as socket:  # opening its session sweeps, on a worker
+        socket.send_json({"type": "reset", "data": {}})
+        assert socket.receive_json()["type"] == "observation"
+    assert LoopWatchingCounter.closed_on_loop[:1] == [False]  # idle's close, on a worker
+    assert client.get("/state", params={"session_id": idle}).status_code == 404
