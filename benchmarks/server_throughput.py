@@ -7,7 +7,7 @@ the agent's move and the opponent's reply:
   with a uniformly random move from the observation's ``legal_moves`` -- the baseline.
 - (b) ``WebSocket /ws``: the same game over ONE connection to a live uvicorn server on 127.0.0.1
   (``create_chess_app()`` under ``envkit.server.make_server``, as ``python -m chess_env serve``
-  runs it, in its own process),
+  runs it, in its own process, busy-polling 0.5 ms after each reply: ``envkit.server.busy_poll``),
   with the ``websockets`` client: ``{"type": "reset", "data": {"seed": ..}}`` and ``{"type":
   "step", "data": {"move": uci}}``.
 - (c) ``HTTP /reset + /step``: one session over one keep-alive ``httpx.Client``: ``POST /reset``
@@ -26,9 +26,12 @@ the agent's move and the opponent's reply:
 - (h) and (i): the floor, with the blocking and the polling client: a bare ASGI app under the
   same uvicorn that does per message only what (b) must (parse the JSON, validate the action
   with ``ChessAction``, step a ``ChessAdapter`` of its own, answer OpenEnv's frame in the same
-  JSON) -- no FastAPI, sessions, limits or error handling. What (b) takes beyond (h) is our
-  server's own cost; what (h) takes beyond (a) is uvicorn's, the loopback's, the client's and
-  the idle CPU's, which no app served this way avoids.
+  JSON) -- no FastAPI, sessions, limits or error handling -- and busy-polls as (b) does. What
+  (b) takes beyond (h) is our server's own cost; what (h) takes beyond (a) is uvicorn's, the
+  loopback's, the client's and what is left of the idle CPU's, which no app served this way
+  avoids.
+- (j) and (k): (b) and (e) with busy polling off (``create_chess_app(busy_poll=0)``): what the
+  polling buys, and our server as it would be without it.
 
 Each contender plays ``--steps`` steps a round (resetting, with the next seed, when a game
 ends) and we time every step round trip. The contenders take turns in chunks of ``--chunk``
@@ -42,7 +45,8 @@ with one unmeasured chunk, then runs the chunks. The table shows each figure's m
 the same round's in-process p50; ours over OpenEnv's steps/s in the same round), and we report
 their median and how many rounds met them. Each server runs in its own process, as a served
 env does (``--same-process`` serves from a thread of this one instead, client and server then
-taking turns on one GIL). The targets -- the served p50 at most 0.3 ms over (a)'s, and ours
+taking turns on one GIL; there no server busy-polls, since the event loop is not in its
+process's main thread). The targets -- the served p50 at most 0.3 ms over (a)'s, and ours
 >= 1.5x OpenEnv's steps/s with the same client -- are reported for each client ((b) against
 (d), (e) against (f)), with the floor's figures next to them, not enforced: the exit status is
 0 either way.
@@ -81,14 +85,16 @@ from benchmarks.machine import machine_line
 from benchmarks.polling_client import PollingConnection
 from chess_env.server import ChessAction, ChessAdapter, create_chess_app
 from envkit.server import StepResult, make_server
+from envkit.server.busy_poll import BusyPoll
 from envkit.server.jsontext import dumps, loads
 
 HOST = "127.0.0.1"
 BASELINE = "a"
 # (ours, OpenEnv's) over WebSocket, per client: websockets' blocking one, and the polling one.
 CLIENTS = {"blocking": ("b", "d"), "polling": ("e", "f")}
-# The bare ASGI app, per client.
+# The bare ASGI app, and ours without busy polling, per client.
 FLOORS = {"blocking": "h", "polling": "i"}
+UNPOLLED = {"blocking": "j", "polling": "k"}
 WS_OVERHEAD_TARGET_MS = 0.3
 OPENENV_RATE_TARGET = 1.5
 # (g): about what a served step's round trip leaves the server process idle between messages.
@@ -363,7 +369,8 @@ def openenv_app() -> FastAPI:
 
 
 def bare_app() -> ASGIApp:
-    """(h), (i): a bare ASGI app doing per WebSocket message what (b) must do, and no more."""
+    """(h), (i): a bare ASGI app doing per WebSocket message what (b) must do, and no more,
+    busy-polling as (b) does."""
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -376,7 +383,7 @@ def bare_app() -> ASGIApp:
         else:
             await _bare_socket(receive, send)
 
-    return app
+    return BusyPoll(app)
 
 
 async def _bare_socket(receive: Receive, send: Send) -> None:
@@ -415,6 +422,8 @@ NAMES = {
     "g": "in-process ChessAdapter.step, CPU idle 0.3 ms before each step",
     "h": "floor: bare ASGI app, same uvicorn and step, WebSocket",
     "i": "floor: bare ASGI app, WebSocket, polling client",
+    "j": "envkit WebSocket /ws, busy polling off",
+    "k": "envkit WebSocket /ws, busy polling off, polling client",
 }
 
 
@@ -523,6 +532,7 @@ def verdicts(results: dict[str, list[Figures]]) -> list[str]:
         else:
             lines.append(f"{client} client: ({ours})/({openenv}) steps/s: n/a, no OpenEnv")
         lines.append(floor_line(results, client))
+        lines.append(unpolled_line(results, client))
     return lines
 
 
@@ -538,6 +548,20 @@ def floor_line(results: dict[str, list[Figures]], client: str) -> str:
         ratio = statistics.median(rate_ratios(results, floor, openenv))
         line += f" and ({floor})/({openenv}) steps/s {ratio:.2f}x"
     return f"{line}; ({ours})'s p50 is {statistics.median(above):+.3f} ms over the floor's"
+
+
+def unpolled_line(results: dict[str, list[Figures]], client: str) -> str:
+    """Ours with busy polling off against the targets, and what the polling takes off a step."""
+    (ours, openenv), unpolled = CLIENTS[client], UNPOLLED[client]
+    gains = [off.p50 - on.p50 for on, off in zip(results[ours], results[unpolled], strict=True)]
+    line = (
+        f"{client} client: busy polling off ({unpolled}), the overhead is "
+        f"{statistics.median(overheads(results, unpolled)):+.3f} ms"
+    )
+    if openenv in results:
+        ratio = statistics.median(rate_ratios(results, unpolled, openenv))
+        line += f" and ({unpolled})/({openenv}) steps/s {ratio:.2f}x"
+    return f"{line}; busy polling takes {statistics.median(gains):.3f} ms off ({ours})'s p50"
 
 
 def idle_cost(results: dict[str, list[Figures]]) -> str:
@@ -581,9 +605,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if min(args.rounds, args.steps, args.chunk) < 1:
         parser.error("--rounds, --steps and --chunk must be at least 1")
+    unpolled_app = functools.partial(create_chess_app, busy_poll=0)
     with (
         live_server(create_chess_app, same_process=args.same_process) as address,
         live_server(bare_app, same_process=args.same_process) as bare_address,
+        live_server(unpolled_app, same_process=args.same_process) as unpolled_address,
     ):
         contenders: dict[str, Contender] = {
             "a": in_process,
@@ -593,6 +619,8 @@ def main(argv: list[str] | None = None) -> None:
             "e": websocket_contender(address, polling=True),
             "h": websocket_contender(bare_address),
             "i": websocket_contender(bare_address, polling=True),
+            "j": websocket_contender(unpolled_address),
+            "k": websocket_contender(unpolled_address, polling=True),
         }
         if not openenv_available():
             results = run_rounds(contenders, args.rounds, args.steps, args.chunk)

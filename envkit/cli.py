@@ -2,9 +2,10 @@
 
 - ``positive(int | float)``: an argparse type for a finite number above 0.
 - ``add_server_arguments(parser, ...)``: ``--host``, ``--port``, ``--token``, ``--rate-limit``,
-  ``--max-sessions`` and ``--idle-timeout``.
+  ``--max-sessions``, ``--idle-timeout`` and ``--busy-poll-ms``.
 - ``server_settings(args, parser)``: those flags as ``envkit.server.create_app`` settings
-  (the token from ``$POLYARENA_TOKEN`` when not given); a bad rate limit is a usage error.
+  (the token from ``$POLYARENA_TOKEN`` when not given); a bad rate limit or busy-poll window
+  is a usage error.
 """
 
 from __future__ import annotations
@@ -77,14 +78,28 @@ def add_server_arguments(
         metavar="SECONDS",
         help=idle_help,
     )
+    serve.add_argument(
+        "--busy-poll-ms",
+        type=float,
+        default=0.5,
+        metavar="MS",
+        help="keep polling the sockets this long after each reply instead of sleeping: a client "
+        "stepping in a tight loop gets each reply sooner, for at most this much CPU time per "
+        "reply (default: 0.5, as envkit.server.create_app; 0: off)",
+    )
 
 
 def server_settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict[str, Any]:
-    """``create_app``'s token, rate limit and session cap from the parsed flags."""
+    """``create_app``'s token, rate limit, session cap and busy-poll window from the flags."""
     if args.rate_limit < 0:
         parser.error("--rate-limit must be 0 (no limit) or more")
+    if not 0 <= args.busy_poll_ms < math.inf:
+        parser.error(
+            f"--busy-poll-ms must be 0 (off) or a finite number above, got {args.busy_poll_ms}"
+        )
     return {
         "token": args.token or os.environ.get(TOKEN_VARIABLE) or None,
         "rate_limit": args.rate_limit or None,
         "max_sessions": args.max_sessions,
+        "busy_poll": args.busy_poll_ms / 1000,
     }

@@ -12,7 +12,7 @@ pytest.importorskip("fastapi", reason="the server extra: pip install -e .[server
 
 from websockets.sync.client import connect
 
-from benchmarks.server_throughput import Figures, bare_app, floor_line, live_server
+from benchmarks.server_throughput import Figures, bare_app, floor_line, live_server, unpolled_line
 from chess_env.server import create_chess_app
 
 
@@ -50,3 +50,14 @@ def test_the_floor_line_compares_the_floors_rows_with_ours_and_openenvs() -> Non
     line = floor_line(results, "polling")
     assert "the floor (i) has overhead +0.200 ms and (i)/(f) steps/s 2.50x" in line
     assert line.endswith("(e)'s p50 is +0.050 ms over the floor's")
+
+
+def test_the_unpolled_line_compares_ours_with_and_without_busy_polling() -> None:
+    def rows(rate: float, p50: float) -> list[Figures]:
+        return [Figures(rate, p50, 2 * p50), Figures(rate, p50, 2 * p50)]
+
+    results = {"a": rows(5000, 0.2), "b": rows(2000, 0.45), "d": rows(1000, 0.8)}
+    results["j"] = rows(1600, 0.5)
+    line = unpolled_line(results, "blocking")
+    assert "busy polling off (j), the overhead is +0.300 ms and (j)/(d) steps/s 1.60x" in line
+    assert line.endswith("busy polling takes 0.050 ms off (b)'s p50")

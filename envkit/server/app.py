@@ -19,6 +19,7 @@ from starlette.types import ASGIApp
 
 from envkit.server.access import BearerAuth, RateLimit, RateLimiter
 from envkit.server.adapter import EnvAdapter
+from envkit.server.busy_poll import DEFAULT_BUSY_POLL_S, BusyPoll
 from envkit.server.errors import ErrorCode, ServiceError, error_payload
 from envkit.server.limits import MAX_BODY_BYTES, MAX_MESSAGE_BYTES, BodySizeLimit, Limits
 from envkit.server.models import ErrorResponse
@@ -43,6 +44,7 @@ def create_app(
     rate_limit: int | None = None,
     token: str | None = None,
     on_shutdown: Callable[[], Any] | None = None,
+    busy_poll: float = DEFAULT_BUSY_POLL_S,
 ) -> FastAPI:
     """An app serving ``adapter_factory()`` envs over OpenEnv's HTTP, WebSocket and MCP routes.
 
@@ -62,6 +64,9 @@ def create_app(
         on_shutdown: called once when the app stops, after every session's env is closed (to
             flush what the envs recorded; it may be a coroutine function); uvicorn lets in-flight
             requests finish before that.
+        busy_poll: seconds the event loop keeps polling its sockets after each reply instead
+            of sleeping (``envkit.server.busy_poll``), which a client stepping in a tight loop
+            gets its next reply sooner from; 0 turns it off.
     """
     if token is not None and not token:
         raise ValueError("token must not be empty (None: no token needed)")
@@ -91,6 +96,7 @@ def create_app(
     app.state.env_service = service
     publish_openapi_without_examples(app)
     app.state.limits = Limits(max_body_bytes=max_body_bytes, max_message_bytes=max_message_bytes)
+    app.add_middleware(BusyPoll, window=busy_poll)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     if token is not None:
         app.add_middleware(BearerAuth, token=token)

@@ -83,6 +83,21 @@ def test_serve_passes_session_and_game_settings_through(monkeypatch: pytest.Monk
     assert service.games.idle_timeout == timedelta(seconds=90)
 
 
+def busy_poll_window(app: FastAPI) -> float:
+    from envkit.server.busy_poll import BusyPoll
+
+    (window,) = [m.kwargs["window"] for m in app.user_middleware if m.cls is BusyPoll]
+    return float(window)
+
+
+@pytest.mark.parametrize(("argv", "window"), [([], 0.5e-3), (["--busy-poll-ms", "2"], 2e-3),
+                                              (["--busy-poll-ms", "0"], 0.0)])  # fmt: skip
+def test_serve_busy_polls_for_the_given_milliseconds(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], window: float
+) -> None:
+    assert busy_poll_window(serve_app(monkeypatch, *argv)) == pytest.approx(window)
+
+
 def test_serve_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     app = serve_app(monkeypatch)
     store = app.state.env_service.store
@@ -112,6 +127,10 @@ def test_serve_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
         (["--max-games", "5"], "--max-games is a setting of --service (or --archive)"),
         (["--cleanup-interval", "5"], "--cleanup-interval is a setting of --service"),
         (["--rate-limit", "-1"], "--rate-limit must be 0 (no limit) or more"),
+        (["--busy-poll-ms", "-0.5"], "--busy-poll-ms must be 0 (off) or a finite number above"),
+        (["--busy-poll-ms", "nan"], "--busy-poll-ms must be 0 (off) or a finite number above"),
+        (["--busy-poll-ms", "inf"], "--busy-poll-ms must be 0 (off) or a finite number above"),
+        (["--busy-poll-ms", "fast"], "argument --busy-poll-ms: invalid float value: 'fast'"),
     ],
 )
 def test_serve_refuses_bad_settings_with_a_usage_error(
