@@ -1,22 +1,27 @@
-"""``BusyPoll``: after each reply, keep the event loop polling its sockets for a short window.
+"""``BusyPoll``: after a WebSocket reply, keep the event loop polling its sockets for a while.
 
 An RL client steps in a tight loop: its next message comes a fraction of a millisecond after
 our reply. A server process that goes to sleep in ``epoll_wait`` meanwhile pays to be woken
 (on a VM the idle CPU halts and the wake-up is an interrupt through the hypervisor) and then
-runs the step on cold caches: measured here, 0.07-0.1 ms of a ~0.3 ms served step. Polling for
+runs the step on cold caches: measured here, 0.07-0.09 ms of a ~0.3 ms served step. Polling for
 a while instead is the spin-then-block strategy of Linux's ``busy_poll``, Seastar and Aeron.
 
-The window opens when a reply's last bytes are handed to the transport (``websocket.send``, or
-an HTTP body's final chunk) and closes at the next incoming message or when it runs out: a
-client that takes longer costs at most ``window`` seconds of one core per reply, and the loop
-is never kept hot while it waits for a worker thread (which would then wait for the GIL).
-While polling, the loop still serves everything else as usual: polling only means it checks
-its sockets with a zero timeout instead of sleeping until one is ready.
+The window opens when a reply is handed to the transport and closes at the next incoming
+message or when it runs out, so the loop is never kept hot while it waits for a worker thread
+(which would then wait for the GIL). A connection polls only while its client is quick: when
+its last request came later than ``window`` after our reply (a policy network thinking, an LLM
+answering), it sleeps as usual until a request comes quickly again. Polling for a client that
+thinks a millisecond or more between steps cost it 3-11% of its steps/s here (the polling CPU
+is taken from the client's processes on a small machine) and half a millisecond of CPU time per
+step. While polling, the loop still serves everything else: polling only means it checks its
+sockets with a zero timeout instead of sleeping until one is ready.
 
-Only a loop in the process's main thread polls, as in a server process of its own (``python -m
-chess_env serve``, uvicorn's workers). A server in a thread of a bigger process (a notebook, a
-test's client, ``server_throughput --same-process``) would keep the GIL from that process's
-other threads while it polls: there, a blocking client's steps got 13% slower.
+Only WebSocket replies open a window: an HTTP client's own cost per request (~1 ms for httpx) is
+beyond any useful window, and ASGI gives no connection to learn a client's pace on. Only a loop
+in the process's main thread polls, as in a server process of its own (``python -m chess_env
+serve``, uvicorn's workers): a server in a thread of a bigger process (a notebook, a test's
+client, ``server_throughput --same-process``) would keep the GIL from that process's other
+threads while it polls (a blocking client's steps got 13% slower there).
 """
 
 from __future__ import annotations
@@ -31,29 +36,25 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 __all__ = ["DEFAULT_BUSY_POLL_S", "BusyPoll"]
 
 DEFAULT_BUSY_POLL_S = 0.5e-3
-_REPLY_ENDS = {"websocket.send", "http.response.body"}
-_REQUESTS = {"websocket.receive", "http.request"}
 
 
 class BusyPoll:
-    """ASGI middleware: poll (do not sleep) for ``window`` seconds after each reply.
+    """ASGI middleware: poll (do not sleep) for ``window`` seconds after a WebSocket reply to
+    a client whose last request came within ``window`` of the reply before it.
 
-    ``clock`` measures the window (tests pass a fake one).
+    ``clock`` measures the window and the client's pace (tests pass a fake one).
 
     Example:
         >>> import asyncio
         >>> async def hello(scope, receive, send):
-        ...     await send({"type": "http.response.start", "status": 200, "headers": []})
-        ...     await send({"type": "http.response.body", "body": b"hi"})
-        >>> async def request(app):
-        ...     async def receive():
-        ...         return {"type": "http.request", "body": b""}
+        ...     await send({"type": "websocket.send", "text": "hi"})
+        >>> async def connect(app):
         ...     async def send(message):
         ...         pass
-        ...     await app({"type": "http"}, receive, send)
+        ...     await app({"type": "websocket"}, None, send)
         ...     await asyncio.sleep(0.02)  # the window runs out meanwhile
         >>> poll = BusyPoll(hello, window=0.01)
-        >>> asyncio.run(request(poll))
+        >>> asyncio.run(connect(poll))
         >>> poll.polled_rounds > 0
         True
     """
@@ -72,22 +73,30 @@ class BusyPoll:
         self._polling_on: asyncio.AbstractEventLoop | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or not self.window:
+        if scope["type"] != "websocket" or not self.window:
             await self.app(scope, receive, send)
             return
+        replied_at: float | None = None  # when our last reply went out
+        quick = True  # whether the client's last request came within the window
 
-        async def receive_and_stop() -> Message:
+        async def receive_and_learn() -> Message:
+            nonlocal quick
             message = await receive()
-            if message["type"] in _REQUESTS:
-                self._deadline = 0.0
+            if message["type"] == "websocket.receive":
+                self._deadline = 0.0  # what the polling waited for came
+                if replied_at is not None:
+                    quick = self.clock() - replied_at < self.window
             return message
 
         async def send_and_poll(message: Message) -> None:
+            nonlocal replied_at
             await send(message)
-            if message["type"] in _REPLY_ENDS and not message.get("more_body", False):
-                self._poll_for_window()
+            if message["type"] == "websocket.send":
+                replied_at = self.clock()
+                if quick:
+                    self._poll_for_window()
 
-        await self.app(scope, receive_and_stop, send_and_poll)
+        await self.app(scope, receive_and_learn, send_and_poll)
 
     def _poll_for_window(self) -> None:
         if threading.current_thread() is not threading.main_thread():

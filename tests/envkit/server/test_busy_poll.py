@@ -55,17 +55,14 @@ def run_on_recorded_loop(
 
 
 async def replying(scope: Scope, receive: Receive, send: Send) -> None:
-    """Replies to an HTTP request, in two chunks."""
-    await send({"type": "http.response.start", "status": 200, "headers": []})
-    await send({"type": "http.response.body", "body": b"part", "more_body": True})
-    await send({"type": "http.response.body", "body": b"end"})
+    await send({"type": "websocket.send", "text": "observation"})
 
 
-async def serve_once(app: BusyPoll, scope_type: str = "http") -> list[Message]:
+async def connect_once(app: BusyPoll, scope_type: str = "websocket") -> list[Message]:
     sent: list[Message] = []
 
     async def receive() -> Message:
-        return {"type": "http.request", "body": b""}
+        return {"type": "websocket.receive", "text": "step"}
 
     async def send(message: Message) -> None:
         sent.append(message)
@@ -86,7 +83,7 @@ def test_the_loop_polls_for_the_window_after_a_reply_then_sleeps() -> None:
     selector = RecordingSelector()
 
     async def main() -> None:
-        assert len(await serve_once(poll)) == 3  # the reply passes through whole
+        assert await connect_once(poll) == [{"type": "websocket.send", "text": "observation"}]
         await rounds(20)
         seen["polled"] = poll.polled_rounds
         clock.now = WINDOW + 1e-9  # the window runs out
@@ -107,7 +104,7 @@ def test_while_polling_every_wait_is_a_zero_timeout_and_other_work_still_runs() 
     woke: list[bool] = []
 
     async def main() -> None:
-        await serve_once(poll)
+        await connect_once(poll)
         await asyncio.sleep(0.005)  # a timer elsewhere in the app fires while the loop polls
         woke.append(True)
         clock.now = WINDOW * 2
@@ -131,52 +128,37 @@ def test_the_next_request_ends_the_window() -> None:
         await rounds(5)
 
     poll = BusyPoll(echo, window=WINDOW, clock=clock)
-
-    async def main() -> None:
-        async def receive() -> Message:
-            return {"type": "websocket.receive", "text": "next"}
-
-        async def send(message: Message) -> None:
-            pass
-
-        await poll({"type": "websocket"}, receive, send)
-
-    run_on_recorded_loop(main)
-    assert received[0]["text"] == "next"
+    run_on_recorded_loop(lambda: connect_once(poll))
+    assert received[0]["text"] == "step"
     assert 3 <= received[1]["count"] == poll.polled_rounds  # no round after the request came
 
 
-def test_a_chunked_reply_opens_the_window_at_its_last_chunk() -> None:
+def test_a_slow_client_is_not_polled_for_until_it_is_quick_again() -> None:
     clock = FakeClock()
-    polled_before_end: list[int] = []
+    polled: list[int] = []
 
-    async def chunked(scope: Scope, receive: Receive, send: Send) -> None:
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-        await send({"type": "http.response.body", "body": b"a", "more_body": True})
-        await rounds(5)
-        polled_before_end.append(poll.polled_rounds)
-        await send({"type": "http.response.body", "body": b"b"})
+    async def game(scope: Scope, receive: Receive, send: Send) -> None:
+        for gap in (WINDOW / 10, WINDOW * 3, WINDOW / 10, WINDOW / 10):
+            before = poll.polled_rounds
+            await send({"type": "websocket.send", "text": "observation"})
+            await rounds(5)
+            polled.append(poll.polled_rounds - before)
+            clock.now += gap  # the client takes this long to send its next request
+            await receive()
+            await rounds(2)
 
-    poll = BusyPoll(chunked, window=WINDOW, clock=clock)
-
-    async def main() -> None:
-        await serve_once(poll)
-        await rounds(5)
-        clock.now = WINDOW * 2
-
-    run_on_recorded_loop(main)
-    assert polled_before_end == [0] and poll.polled_rounds >= 4
+    poll = BusyPoll(game, window=WINDOW, clock=clock)
+    run_on_recorded_loop(lambda: connect_once(poll))
+    # Quick, so polled after the first reply; slow, so not after the second; quick again.
+    assert [count > 0 for count in polled] == [True, True, False, True]
 
 
-@pytest.mark.parametrize("scope_type", ["lifespan", "other"])
-def test_only_http_and_websocket_replies_open_the_window(scope_type: str) -> None:
-    async def reply_anyway(scope: Scope, receive: Receive, send: Send) -> None:
-        await send({"type": "http.response.body", "body": b""})
-
-    poll = BusyPoll(reply_anyway, window=WINDOW, clock=FakeClock())
+@pytest.mark.parametrize("scope_type", ["http", "lifespan"])
+def test_only_websocket_replies_open_the_window(scope_type: str) -> None:
+    poll = BusyPoll(replying, window=WINDOW, clock=FakeClock())
 
     async def main() -> None:
-        await serve_once(poll, scope_type)
+        await connect_once(poll, scope_type)
         await rounds(5)
 
     run_on_recorded_loop(main)
@@ -187,7 +169,7 @@ def test_no_polling_with_a_zero_window_or_off_the_main_thread() -> None:
     off = BusyPoll(replying, window=0, clock=FakeClock())
 
     async def main(app: BusyPoll) -> None:
-        await serve_once(app)
+        await connect_once(app)
         await rounds(5)
 
     run_on_recorded_loop(lambda: main(off))
@@ -207,7 +189,7 @@ def test_polling_starts_again_on_a_new_loop_after_one_closed_mid_window() -> Non
     poll = BusyPoll(replying, window=WINDOW, clock=clock)
 
     async def main() -> None:
-        await serve_once(poll)
+        await connect_once(poll)
         await rounds(5)
 
     run_on_recorded_loop(main)
