@@ -32,6 +32,10 @@ the agent's move and the opponent's reply:
   avoids.
 - (j) and (k): (b) and (e) with busy polling off (``create_chess_app(busy_poll=0)``): what the
   polling buys, and our server as it would be without it.
+- (l) and (m): ours and OpenEnv's server driven by OpenEnv's own ``GenericEnvClient`` through
+  its ``.sync()`` wrapper (its event loop on a thread of its own), as the issue's reference
+  figure (915 steps/s, 0.79 ms over the in-process step) was measured; (n) and (o): the same
+  client awaited on an event loop in the benchmark's thread. Only with the ``compat`` extra.
 
 Each contender plays ``--steps`` steps a round (resetting, with the next seed, when a game
 ends) and we time every step round trip. The contenders take turns in chunks of ``--chunk``
@@ -55,6 +59,7 @@ process's main thread). The targets -- the served p50 at most 0.3 ms over (a)'s,
 from __future__ import annotations
 
 import argparse
+import asyncio
 import collections
 import functools
 import itertools
@@ -91,7 +96,12 @@ from envkit.server.jsontext import dumps, loads
 HOST = "127.0.0.1"
 BASELINE = "a"
 # (ours, OpenEnv's) over WebSocket, per client: websockets' blocking one, and the polling one.
-CLIENTS = {"blocking": ("b", "d"), "polling": ("e", "f")}
+CLIENTS = {
+    "blocking": ("b", "d"),
+    "polling": ("e", "f"),
+    "GenericEnvClient .sync()": ("l", "m"),
+    "GenericEnvClient awaited": ("n", "o"),
+}
 # The bare ASGI app, and ours without busy polling, per client.
 FLOORS = {"blocking": "h", "polling": "i"}
 UNPOLLED = {"blocking": "j", "polling": "k"}
@@ -270,6 +280,50 @@ def websocket_contender(address: str, *, polling: bool = False) -> Contender:
     return run
 
 
+def generic_client_contender(address: str, *, awaited: bool) -> Contender:
+    """OpenEnv's ``GenericEnvClient``: ``.sync()`` (its calls cross to its loop's thread), or
+    with ``awaited`` each call awaited on an event loop of this thread."""
+    from openenv.core import GenericEnvClient
+
+    def payload(result: Any) -> dict[str, Any]:
+        return {"observation": result.observation, "done": result.done}
+
+    def run(seed: int) -> Iterator[float]:
+        client = GenericEnvClient(base_url=f"http://{address}")
+        if awaited:
+            loop = asyncio.new_event_loop()
+
+            async def awaiting(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+                return await call(*args, **kwargs)
+
+            def call(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+                return loop.run_until_complete(awaiting(method, *args, **kwargs))
+
+            call(client.connect)
+            try:
+                yield from play(
+                    lambda episode_seed: payload(call(client.reset, seed=episode_seed)),
+                    lambda move: payload(call(client.step, {"move": move})),
+                    seed,
+                )
+            finally:
+                call(client.close)
+                loop.close()
+        else:
+            synchronous = client.sync()
+            synchronous.connect()
+            try:
+                yield from play(
+                    lambda episode_seed: payload(synchronous.reset(seed=episode_seed)),
+                    lambda move: payload(synchronous.step({"move": move})),
+                    seed,
+                )
+            finally:
+                synchronous.close()
+
+    return run
+
+
 def http_contender(address: str) -> Contender:
     def run(seed: int) -> Iterator[float]:
         with httpx.Client(base_url=f"http://{address}") as client:
@@ -424,6 +478,10 @@ NAMES = {
     "i": "floor: bare ASGI app, WebSocket, polling client",
     "j": "envkit WebSocket /ws, busy polling off",
     "k": "envkit WebSocket /ws, busy polling off, polling client",
+    "l": "envkit WebSocket /ws, OpenEnv GenericEnvClient .sync()",
+    "m": "OpenEnv create_app, OpenEnv GenericEnvClient .sync()",
+    "n": "envkit WebSocket /ws, OpenEnv GenericEnvClient awaited",
+    "o": "OpenEnv create_app, OpenEnv GenericEnvClient awaited",
 }
 
 
@@ -510,6 +568,9 @@ def verdicts(results: dict[str, list[Figures]]) -> list[str]:
     """The two targets, once per client, on per-round paired figures: median, range, rounds met."""
     lines = []
     for client, (ours, openenv) in CLIENTS.items():
+        if ours not in results:
+            lines.append(f"{client} client: ({ours}), ({openenv}): n/a, no OpenEnv")
+            continue
         lines.append(
             judged(
                 f"{client} client: ({ours}) WS overhead p50 over the in-process step",
@@ -531,8 +592,9 @@ def verdicts(results: dict[str, list[Figures]]) -> list[str]:
             )
         else:
             lines.append(f"{client} client: ({ours})/({openenv}) steps/s: n/a, no OpenEnv")
-        lines.append(floor_line(results, client))
-        lines.append(unpolled_line(results, client))
+        if client in FLOORS:
+            lines.append(floor_line(results, client))
+            lines.append(unpolled_line(results, client))
     return lines
 
 
@@ -629,6 +691,13 @@ def main(argv: list[str] | None = None) -> None:
             with live_server(openenv_app, same_process=args.same_process) as openenv_address:
                 contenders["d"] = websocket_contender(openenv_address)
                 contenders["f"] = websocket_contender(openenv_address, polling=True)
+                for (ours, theirs), awaited in zip(
+                    (CLIENTS["GenericEnvClient .sync()"], CLIENTS["GenericEnvClient awaited"]),
+                    (False, True),
+                    strict=True,
+                ):
+                    contenders[ours] = generic_client_contender(address, awaited=awaited)
+                    contenders[theirs] = generic_client_contender(openenv_address, awaited=awaited)
                 results = run_rounds(contenders, args.rounds, args.steps, args.chunk)
             skipped = ""
     peers = () if skipped else ("openenv",)
@@ -639,7 +708,7 @@ def main(argv: list[str] | None = None) -> None:
     print()
     print("\n".join(table(results)))
     if skipped:
-        print(f"(d), (f) OpenEnv create_app: {skipped}")
+        print(f"(d), (f), (l)-(o) OpenEnv: {skipped}")
     print()
     print("\n".join(verdicts(results)))
     print(idle_cost(results))

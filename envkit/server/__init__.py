@@ -15,6 +15,8 @@ drive it (needs the ``server`` extra: FastAPI, uvicorn).
   IP (429 RATE_LIMITED with Retry-After; a RATE_LIMITED error frame per WebSocket message over
   it) and a bearer token (401; WebSocket handshakes close 1008); ``/health`` is exempt from both.
 - ``create_app(on_shutdown=...)``: called once at shutdown, after every session's env is closed.
+- ``create_app(busy_poll=0.5e-3)``: after a WebSocket reply to a client that steps quickly, the
+  event loop polls its sockets for that long instead of sleeping (``envkit.server.busy_poll``).
 """
 
 from __future__ import annotations

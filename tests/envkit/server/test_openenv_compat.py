@@ -15,6 +15,7 @@ DESIGN says OpenEnv's clients must drive our server; these tests use theirs, not
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import random
 import sys
@@ -304,3 +305,18 @@ def test_websocket_frames_parse_as_openenv_models(address: str) -> None:
         error = ask(openenv_types.WSStepMessage(data={"move": "a1a8"}))
         refusal = openenv_types.WSErrorResponse.model_validate(error).data
         assert refusal["code"] in {code.value for code in openenv_types.WSErrorCode}
+
+
+@pytest.mark.parametrize("awaited", [False, True], ids=["sync", "awaited"])
+def test_the_benchmarks_generic_client_contenders_play_games_to_the_end(
+    address: str, awaited: bool
+) -> None:
+    """benchmarks.server_throughput's rows (l) and (n): OpenEnv's client, game after game."""
+    from benchmarks.server_throughput import generic_client_contender
+
+    stream = generic_client_contender(address, awaited=awaited)(2)
+    with closing(stream):
+        latencies = list(
+            itertools.islice(stream, 400)
+        )  # a game ends within 256 steps (512-ply cap)
+    assert len(latencies) == 400 and min(latencies) > 0
