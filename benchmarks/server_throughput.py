@@ -36,6 +36,10 @@ the agent's move and the opponent's reply:
   its ``.sync()`` wrapper (its event loop on a thread of its own), as the issue's reference
   figure (915 steps/s, 0.79 ms over the in-process step) was measured; (n) and (o): the same
   client awaited on an event loop in the benchmark's thread. Only with the ``compat`` extra.
+- (p) to (s): each client, the blocking, polling, ``.sync()`` and awaited one, against a server
+  that does no work: it answers every message at once with the same frame (a game's first
+  observation; the client keeps playing from it). That round trip is the client's and the
+  stack's own, which a served step pays besides any server work.
 
 Each contender plays ``--steps`` steps a round (resetting, with the next seed, when a game
 ends) and we time every step round trip. The contenders take turns in chunks of ``--chunk``
@@ -105,6 +109,13 @@ CLIENTS = {
 # The bare ASGI app, and ours without busy polling, per client.
 FLOORS = {"blocking": "h", "polling": "i"}
 UNPOLLED = {"blocking": "j", "polling": "k"}
+# The server that does no work, per client.
+ZERO_WORK = {
+    "blocking": "p",
+    "polling": "q",
+    "GenericEnvClient .sync()": "r",
+    "GenericEnvClient awaited": "s",
+}
 WS_OVERHEAD_TARGET_MS = 0.3
 OPENENV_RATE_TARGET = 1.5
 # (g): about what a served step's round trip leaves the server process idle between messages.
@@ -425,19 +436,41 @@ def openenv_app() -> FastAPI:
 def bare_app() -> ASGIApp:
     """(h), (i): a bare ASGI app doing per WebSocket message what (b) must do, and no more,
     busy-polling as (b) does."""
+    return _websocket_app(_bare_socket)
+
+
+def zero_work_app() -> ASGIApp:
+    """(p)-(s): answers every WebSocket message at once with the same observation frame (a
+    game's first), busy-polling as (b) does: a client's and the stack's own round trip."""
+    return _websocket_app(_zero_work_socket)
+
+
+def _websocket_app(serve_socket: Callable[[Receive, Send], Any]) -> ASGIApp:
+    """An ASGI app serving ``serve_socket`` on every WebSocket path; any HTTP path answers 200 (as
+    ``_wait_for`` asks /health)."""
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             while (await receive())["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             await send({"type": "lifespan.shutdown.complete"})
-        elif scope["type"] == "http":  # any path answers 200: _wait_for asks /health
+        elif scope["type"] == "http":
             await send({"type": "http.response.start", "status": 200, "headers": []})
             await send({"type": "http.response.body", "body": b""})
         else:
-            await _bare_socket(receive, send)
+            await serve_socket(receive, send)
 
     return BusyPoll(app)
+
+
+async def _zero_work_socket(receive: Receive, send: Send) -> None:
+    await receive()  # websocket.connect
+    await send({"type": "websocket.accept"})
+    adapter = ChessAdapter()
+    frame = dumps({"type": "observation", "data": adapter.reset(seed=0).to_wire()})
+    adapter.close()
+    while (await receive())["type"] == "websocket.receive":
+        await send({"type": "websocket.send", "text": frame})
 
 
 async def _bare_socket(receive: Receive, send: Send) -> None:
@@ -482,6 +515,10 @@ NAMES = {
     "m": "OpenEnv create_app, OpenEnv GenericEnvClient .sync()",
     "n": "envkit WebSocket /ws, OpenEnv GenericEnvClient awaited",
     "o": "OpenEnv create_app, OpenEnv GenericEnvClient awaited",
+    "p": "zero-work server, WebSocket",
+    "q": "zero-work server, polling client",
+    "r": "zero-work server, OpenEnv GenericEnvClient .sync()",
+    "s": "zero-work server, OpenEnv GenericEnvClient awaited",
 }
 
 
@@ -595,6 +632,7 @@ def verdicts(results: dict[str, list[Figures]]) -> list[str]:
         if client in FLOORS:
             lines.append(floor_line(results, client))
             lines.append(unpolled_line(results, client))
+        lines.append(zero_work_line(results, client))
     return lines
 
 
@@ -624,6 +662,17 @@ def unpolled_line(results: dict[str, list[Figures]], client: str) -> str:
         ratio = statistics.median(rate_ratios(results, unpolled, openenv))
         line += f" and ({unpolled})/({openenv}) steps/s {ratio:.2f}x"
     return f"{line}; busy polling takes {statistics.median(gains):.3f} ms off ({ours})'s p50"
+
+
+def zero_work_line(results: dict[str, list[Figures]], client: str) -> str:
+    """The client's and the stack's own round trip, against what the overhead target allows."""
+    zero = ZERO_WORK[client]
+    p50 = statistics.median(figures.p50 for figures in results[zero])
+    return (
+        f"{client} client: with a server that does no work ({zero}), a round trip takes "
+        f"{p50:.3f} ms p50, the client's and the stack's own cost "
+        f"({p50 / WS_OVERHEAD_TARGET_MS:.0%} of the {WS_OVERHEAD_TARGET_MS:g} ms target)"
+    )
 
 
 def idle_cost(results: dict[str, list[Figures]]) -> str:
@@ -672,6 +721,7 @@ def main(argv: list[str] | None = None) -> None:
         live_server(create_chess_app, same_process=args.same_process) as address,
         live_server(bare_app, same_process=args.same_process) as bare_address,
         live_server(unpolled_app, same_process=args.same_process) as unpolled_address,
+        live_server(zero_work_app, same_process=args.same_process) as zero_work_address,
     ):
         contenders: dict[str, Contender] = {
             "a": in_process,
@@ -683,6 +733,8 @@ def main(argv: list[str] | None = None) -> None:
             "i": websocket_contender(bare_address, polling=True),
             "j": websocket_contender(unpolled_address),
             "k": websocket_contender(unpolled_address, polling=True),
+            ZERO_WORK["blocking"]: websocket_contender(zero_work_address),
+            ZERO_WORK["polling"]: websocket_contender(zero_work_address, polling=True),
         }
         if not openenv_available():
             results = run_rounds(contenders, args.rounds, args.steps, args.chunk)
@@ -691,13 +743,16 @@ def main(argv: list[str] | None = None) -> None:
             with live_server(openenv_app, same_process=args.same_process) as openenv_address:
                 contenders["d"] = websocket_contender(openenv_address)
                 contenders["f"] = websocket_contender(openenv_address, polling=True)
-                for (ours, theirs), awaited in zip(
-                    (CLIENTS["GenericEnvClient .sync()"], CLIENTS["GenericEnvClient awaited"]),
-                    (False, True),
-                    strict=True,
+                for client, awaited in (
+                    ("GenericEnvClient .sync()", False),
+                    ("GenericEnvClient awaited", True),
                 ):
+                    ours, theirs = CLIENTS[client]
                     contenders[ours] = generic_client_contender(address, awaited=awaited)
                     contenders[theirs] = generic_client_contender(openenv_address, awaited=awaited)
+                    contenders[ZERO_WORK[client]] = generic_client_contender(
+                        zero_work_address, awaited=awaited
+                    )
                 results = run_rounds(contenders, args.rounds, args.steps, args.chunk)
             skipped = ""
     peers = () if skipped else ("openenv",)

@@ -1,5 +1,6 @@
-"""``benchmarks.server_throughput.bare_app``, the benchmark's floor: it must do a served step's
-work, so its frames for a game are our server's, and its verdict line reads the right rows."""
+"""``benchmarks.server_throughput``'s reference servers: the floor (``bare_app``) must do a served
+step's work, so its frames for a game are our server's; the zero-work server answers every message
+with one frame; and their verdict lines read the right rows."""
 
 from __future__ import annotations
 
@@ -12,7 +13,15 @@ pytest.importorskip("fastapi", reason="the server extra: pip install -e .[server
 
 from websockets.sync.client import connect
 
-from benchmarks.server_throughput import Figures, bare_app, floor_line, live_server, unpolled_line
+from benchmarks.server_throughput import (
+    Figures,
+    bare_app,
+    floor_line,
+    live_server,
+    unpolled_line,
+    zero_work_app,
+    zero_work_line,
+)
 from chess_env.server import create_chess_app
 
 
@@ -41,6 +50,14 @@ def test_the_floor_answers_what_our_server_answers() -> None:
             assert len(expected) > 20 and expected[-1]["type"] == "observation"
 
 
+def test_the_zero_work_server_answers_every_message_with_a_games_first_observation() -> None:
+    with live_server(zero_work_app, same_process=True) as address:
+        frames = frames_of_a_game(address, 3, 5)
+    first = frames[0]["data"]["observation"]
+    assert first["ply"] == 0 and len(first["legal_moves"]) == 20
+    assert len(frames) == 6 and all(frame == frames[0] for frame in frames)
+
+
 def test_the_floor_line_compares_the_floors_rows_with_ours_and_openenvs() -> None:
     def rows(rate: float, p50: float) -> list[Figures]:
         return [Figures(rate, p50, 2 * p50), Figures(rate, p50, 2 * p50)]
@@ -61,3 +78,10 @@ def test_the_unpolled_line_compares_ours_with_and_without_busy_polling() -> None
     line = unpolled_line(results, "blocking")
     assert "busy polling off (j), the overhead is +0.300 ms and (j)/(d) steps/s 1.60x" in line
     assert line.endswith("busy polling takes 0.050 ms off (b)'s p50")
+
+
+def test_the_zero_work_line_reads_its_clients_row() -> None:
+    results = {"p": [Figures(5000, 0.15, 0.5), Figures(5000, 0.18, 0.5), Figures(5000, 0.12, 0.5)]}
+    line = zero_work_line(results, "blocking")
+    assert line.startswith("blocking client: with a server that does no work (p), a round trip")
+    assert "takes 0.150 ms p50" in line and line.endswith("(50% of the 0.3 ms target)")
