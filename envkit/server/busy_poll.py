@@ -3,18 +3,19 @@
 An RL client steps in a tight loop: its next message comes a fraction of a millisecond after
 our reply. A server process that goes to sleep in ``epoll_wait`` meanwhile pays to be woken
 (on a VM the idle CPU halts and the wake-up is an interrupt through the hypervisor) and then
-runs the step on cold caches: measured here, 0.07-0.09 ms of a ~0.3 ms served step. Polling for
+runs the step on cold caches: measured here, 0.03-0.09 ms of a ~0.3-0.45 ms served step. Polling for
 a while instead is the spin-then-block strategy of Linux's ``busy_poll``, Seastar and Aeron.
 
 The window opens when a reply is handed to the transport and closes at the next incoming
 message or when it runs out, so the loop is never kept hot while it waits for a worker thread
 (which would then wait for the GIL). A connection polls only while its client is quick: when
 its last request came later than ``window`` after our reply (a policy network thinking, an LLM
-answering), it sleeps as usual until a request comes quickly again. Polling for a client that
-thinks a millisecond or more between steps cost it 3-11% of its steps/s here (the polling CPU
-is taken from the client's processes on a small machine) and half a millisecond of CPU time per
-step. While polling, the loop still serves everything else: polling only means it checks its
-sockets with a zero timeout instead of sleeping until one is ready.
+answering), it sleeps as usual until a request comes quickly again; nor does a connection the
+server streams messages to (a spectator's events), which sends no request to wait for. Polling
+for a client that thinks a millisecond or more between steps cost it 3-11% of its steps/s here
+(the polling CPU is taken from the client's processes on a small machine) and half a
+millisecond of CPU time per step. While polling, the loop still serves everything else: polling
+only means it checks its sockets with a zero timeout instead of sleeping until one is ready.
 
 Only WebSocket replies open a window: an HTTP client's own cost per request (~1 ms for httpx) is
 beyond any useful window, and ASGI gives no connection to learn a client's pace on. Only a loop
@@ -76,22 +77,25 @@ class BusyPoll:
         if scope["type"] != "websocket" or not self.window:
             await self.app(scope, receive, send)
             return
-        replied_at: float | None = None  # when our last reply went out
-        quick = True  # whether the client's last request came within the window
+        replied_at: float | None = None  # when our last message went out, if none came since
+        quick = True  # whether the client's last request came within the window of our reply
 
         async def receive_and_learn() -> Message:
-            nonlocal quick
+            nonlocal quick, replied_at
             message = await receive()
             if message["type"] == "websocket.receive":
                 self._deadline = 0.0  # what the polling waited for came
                 if replied_at is not None:
                     quick = self.clock() - replied_at < self.window
+                replied_at = None
             return message
 
         async def send_and_poll(message: Message) -> None:
-            nonlocal replied_at
+            nonlocal quick, replied_at
             await send(message)
             if message["type"] == "websocket.send":
+                if replied_at is not None:  # a second message with no request between: a
+                    quick = False  # stream (spectators' events), where no reply is awaited
                 replied_at = self.clock()
                 if quick:
                     self._poll_for_window()

@@ -153,6 +153,28 @@ def test_a_slow_client_is_not_polled_for_until_it_is_quick_again() -> None:
     assert [count > 0 for count in polled] == [True, True, False, True]
 
 
+def test_a_stream_of_messages_with_no_request_between_polls_only_after_the_first() -> None:
+    clock = FakeClock()
+    polled: list[int] = []
+
+    async def spectator(scope: Scope, receive: Receive, send: Send) -> None:
+        for _ in range(3):  # events pushed to a client that sends nothing
+            clock.now += WINDOW * 2  # the last event's window has run out
+            before = poll.polled_rounds
+            await send({"type": "websocket.send", "text": "event"})
+            await rounds(5)
+            polled.append(poll.polled_rounds - before)
+        await receive()  # a request after all, right away: its reply polls again
+        before = poll.polled_rounds
+        await send({"type": "websocket.send", "text": "reply"})
+        await rounds(5)
+        polled.append(poll.polled_rounds - before)
+
+    poll = BusyPoll(spectator, window=WINDOW, clock=clock)
+    run_on_recorded_loop(lambda: connect_once(poll))
+    assert [count > 0 for count in polled] == [True, False, False, True]
+
+
 @pytest.mark.parametrize("scope_type", ["http", "lifespan"])
 def test_only_websocket_replies_open_the_window(scope_type: str) -> None:
     poll = BusyPoll(replying, window=WINDOW, clock=FakeClock())
