@@ -640,28 +640,29 @@ def floor_line(results: dict[str, list[Figures]], client: str) -> str:
     """The floor's own figures against the targets, and how far ours is above it."""
     (ours, openenv), floor = CLIENTS[client], FLOORS[client]
     above = [mine.p50 - bare.p50 for mine, bare in zip(results[ours], results[floor], strict=True)]
-    line = (
-        f"{client} client: the floor ({floor}) has overhead "
-        f"{statistics.median(overheads(results, floor)):+.3f} ms"
+    return (
+        f"{client} client: the floor {_figures_line(results, floor, openenv)}; "
+        f"({ours})'s p50 is {statistics.median(above):+.3f} ms over the floor's"
     )
-    if openenv in results:
-        ratio = statistics.median(rate_ratios(results, floor, openenv))
-        line += f" and ({floor})/({openenv}) steps/s {ratio:.2f}x"
-    return f"{line}; ({ours})'s p50 is {statistics.median(above):+.3f} ms over the floor's"
 
 
 def unpolled_line(results: dict[str, list[Figures]], client: str) -> str:
     """Ours with busy polling off against the targets, and what the polling takes off a step."""
     (ours, openenv), unpolled = CLIENTS[client], UNPOLLED[client]
     gains = [off.p50 - on.p50 for on, off in zip(results[ours], results[unpolled], strict=True)]
-    line = (
-        f"{client} client: busy polling off ({unpolled}), the overhead is "
-        f"{statistics.median(overheads(results, unpolled)):+.3f} ms"
+    return (
+        f"{client} client: busy polling off, {_figures_line(results, unpolled, openenv)}; "
+        f"busy polling takes {statistics.median(gains):.3f} ms off ({ours})'s p50"
     )
+
+
+def _figures_line(results: dict[str, list[Figures]], key: str, openenv: str) -> str:
+    """``key``'s median overhead, and its steps/s over OpenEnv's when OpenEnv ran."""
+    line = f"({key}) has overhead {statistics.median(overheads(results, key)):+.3f} ms"
     if openenv in results:
-        ratio = statistics.median(rate_ratios(results, unpolled, openenv))
-        line += f" and ({unpolled})/({openenv}) steps/s {ratio:.2f}x"
-    return f"{line}; busy polling takes {statistics.median(gains):.3f} ms off ({ours})'s p50"
+        ratio = statistics.median(rate_ratios(results, key, openenv))
+        line += f" and ({key})/({openenv}) steps/s {ratio:.2f}x"
+    return line
 
 
 def zero_work_line(results: dict[str, list[Figures]], client: str) -> str:
