@@ -89,12 +89,13 @@ def test_a_whole_game_over_http(base_url: str) -> None:
         assert http.delete(f"/sessions/{reply['session_id']}").status_code == 204
 
 
-def test_python_m_chess_env_serve() -> None:
+def test_python_m_chess_env_serve_plays_a_game_and_stops_cleanly() -> None:
+    """The server as users run it: its event loop in the main thread, so it busy-polls."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     server = subprocess.Popen(
-        [sys.executable, "-m", "chess_env", "serve", "--port", str(port)],
+        [sys.executable, "-m", "chess_env", "serve", "--port", str(port), "--rate-limit", "0"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -109,6 +110,17 @@ def test_python_m_chess_env_serve() -> None:
                 assert time.monotonic() < deadline, "the server did not come up"
                 time.sleep(0.1)
         assert health.json() == {"status": "healthy"}
+        rng = random.Random(5)
+        with connect(f"ws://127.0.0.1:{port}/ws", compression=None) as ws:
+            ws.send(json.dumps({"type": "reset", "data": {"seed": 5}}))
+            reply = json.loads(ws.recv())["data"]
+            while not reply["done"]:
+                move = rng.choice(reply["observation"]["legal_moves"])
+                ws.send(json.dumps({"type": "step", "data": {"move": move}}))
+                reply = json.loads(ws.recv())["data"]
+        finish(reply, reply["observation"]["ply"])
     finally:
         server.terminate()
         server.wait(timeout=10)
+    errors = server.stderr.read().decode()  # type: ignore[union-attr]
+    assert "Traceback" not in errors and "destroyed" not in errors, errors
