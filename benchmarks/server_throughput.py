@@ -7,9 +7,9 @@ the agent's move and the opponent's reply:
   with a uniformly random move from the observation's ``legal_moves`` -- the baseline.
 - (b) ``WebSocket /ws``: the same game over ONE connection to a live uvicorn server on 127.0.0.1
   (``create_chess_app()`` under ``envkit.server.make_server``, as ``python -m chess_env serve``
-  runs it, in its own process, busy-polling 0.5 ms after each reply: ``envkit.server.busy_poll``),
-  with the ``websockets`` client: ``{"type": "reset", "data": {"seed": ..}}`` and ``{"type":
-  "step", "data": {"move": uci}}``.
+  runs it, in its own process, busy-polling up to 0.5 ms after each reply to a quick client:
+  ``envkit.server.busy_poll``), with the ``websockets`` client: ``{"type": "reset", "data":
+  {"seed": ..}}`` and ``{"type": "step", "data": {"move": uci}}``.
 - (c) ``HTTP /reset + /step``: one session over one keep-alive ``httpx.Client``: ``POST /reset``
   (naming the session after the first) and ``POST /step`` with ``X-Session-Id``.
 - (d) ``OpenEnv create_app``: OpenEnv's own server hosting the same ``ChessAdapter`` (wrapped as
