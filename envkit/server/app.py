@@ -19,7 +19,7 @@ from starlette.types import ASGIApp
 
 from envkit.server.access import BearerAuth, RateLimit, RateLimiter
 from envkit.server.adapter import EnvAdapter
-from envkit.server.busy_poll import DEFAULT_BUSY_POLL_S, BusyPoll
+from envkit.server.busy_poll import DEFAULT_BUSY_POLL_S, BusyPoll, check_window
 from envkit.server.errors import ErrorCode, ServiceError, error_payload
 from envkit.server.limits import MAX_BODY_BYTES, MAX_MESSAGE_BYTES, BodySizeLimit, Limits
 from envkit.server.models import ErrorResponse
@@ -70,6 +70,7 @@ def create_app(
     """
     if token is not None and not token:
         raise ValueError("token must not be empty (None: no token needed)")
+    check_window(busy_poll)
     store = SessionStore(
         adapter_factory, max_sessions=max_sessions, idle_timeout=idle_timeout, clock=clock
     )

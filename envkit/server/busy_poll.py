@@ -34,9 +34,15 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["DEFAULT_BUSY_POLL_S", "BusyPoll"]
+__all__ = ["DEFAULT_BUSY_POLL_S", "BusyPoll", "check_window"]
 
 DEFAULT_BUSY_POLL_S = 0.5e-3
+
+
+def check_window(window: float) -> None:
+    """A ``ValueError`` naming the window unless it is finite and >= 0 seconds."""
+    if not 0 <= window < float("inf"):
+        raise ValueError(f"the busy-poll window must be finite and >= 0 seconds, got {window}")
 
 
 class BusyPoll:
@@ -66,8 +72,7 @@ class BusyPoll:
         window: float = DEFAULT_BUSY_POLL_S,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
-        if not 0 <= window < float("inf"):
-            raise ValueError(f"the busy-poll window must be finite and >= 0 seconds, got {window}")
+        check_window(window)
         self.app, self.window, self.clock = app, window, clock
         self.polled_rounds = 0  # loop iterations spent polling (tests read it)
         self._deadline = 0.0
