@@ -301,36 +301,28 @@ def generic_client_contender(address: str, *, awaited: bool) -> Contender:
 
     def run(seed: int) -> Iterator[float]:
         client = GenericEnvClient(base_url=f"http://{address}")
-        if awaited:
-            loop = asyncio.new_event_loop()
+        loop = asyncio.new_event_loop() if awaited else None
+        target = client if awaited else client.sync()
 
-            async def awaiting(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-                return await call(*args, **kwargs)
+        async def awaiting(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+            return await method(*args, **kwargs)
 
-            def call(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-                return loop.run_until_complete(awaiting(method, *args, **kwargs))
+        def call(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+            if loop is None:
+                return method(*args, **kwargs)
+            return loop.run_until_complete(awaiting(method, *args, **kwargs))
 
-            call(client.connect)
-            try:
-                yield from play(
-                    lambda episode_seed: payload(call(client.reset, seed=episode_seed)),
-                    lambda move: payload(call(client.step, {"move": move})),
-                    seed,
-                )
-            finally:
-                call(client.close)
+        call(target.connect)
+        try:
+            yield from play(
+                lambda episode_seed: payload(call(target.reset, seed=episode_seed)),
+                lambda move: payload(call(target.step, {"move": move})),
+                seed,
+            )
+        finally:
+            call(target.close)
+            if loop is not None:
                 loop.close()
-        else:
-            synchronous = client.sync()
-            synchronous.connect()
-            try:
-                yield from play(
-                    lambda episode_seed: payload(synchronous.reset(seed=episode_seed)),
-                    lambda move: payload(synchronous.step({"move": move})),
-                    seed,
-                )
-            finally:
-                synchronous.close()
 
     return run
 

@@ -185,10 +185,10 @@ class ChessGame:
         """The legal move ``text`` names, as ``move_parsing.parse_move`` reads it (UCI or SAN,
         even inside prose), or its ``MoveParseError``; an exact legal UCI is only looked up.
         """
-        legal = self._uci_list()
-        if text in legal:
-            return self.legal_moves[legal.index(text)]
-        return parse_move(text, self.board, self.legal_moves)
+        try:
+            return self.legal_moves[self._uci_list().index(text)]
+        except ValueError:  # not an exact legal UCI
+            return parse_move(text, self.board, self.legal_moves)
 
     def action_mask(self) -> np.ndarray:
         """A fresh (4672,) bool mask of the legal actions of the side to move."""
