@@ -132,7 +132,7 @@ class SyncWebSocket:
             try:
                 if self.protocol.state is State.OPEN:
                     deadline = time.monotonic() + CLOSE_TIMEOUT_S
-                    self.protocol.send_close()
+                    self.protocol.send_close(1000)
                     self._flush(deadline)
                     self._wait(lambda: self.protocol.state is State.CLOSED, deadline)
             except (OSError, InvalidState):  # TimeoutError included; the socket goes anyway
@@ -173,6 +173,8 @@ class SyncWebSocket:
             data = self.sock.recv(READ_SIZE)
         except (BlockingIOError, ssl.SSLWantReadError):
             return False
+        except OSError:  # reset: the stream ends here, after what was read (a close frame?)
+            data = b""
         if data:
             self.protocol.receive_data(data)
         else:
@@ -180,7 +182,10 @@ class SyncWebSocket:
         for event in self.protocol.events_received():
             if isinstance(event, Frame):
                 self._take(event)
-        self._flush(time.monotonic() + CLOSE_TIMEOUT_S)  # pongs, the close reply
+        try:
+            self._flush(time.monotonic() + CLOSE_TIMEOUT_S)  # pongs, the close reply
+        except OSError:
+            self.protocol.receive_eof()  # the peer is gone; ConnectionClosed says how it left
         return True
 
     def _handshake_done(self) -> bool:

@@ -12,6 +12,7 @@ import asyncio
 import json
 import random
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -247,11 +248,51 @@ def proxy(counter: str) -> Iterator[Proxy]:
     proxy.close()
 
 
+class ThreadedWSEnvClient:
+    """``WSEnvClient`` behind ``AsyncEnvClient``'s interface, each call in a worker thread, so that
+    one scenario tests both WebSocket clients."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.client: WSEnvClient = WSEnvClient(*args, **kwargs)
+
+    @property
+    def restored(self) -> int:
+        return self.client.restored
+
+    async def connect(self) -> None:
+        await asyncio.to_thread(self.client.connect)
+
+    async def reset(self, **options: Any) -> StepResult:
+        return await asyncio.to_thread(self.client.reset, **options)
+
+    async def step(self, action: dict[str, Any]) -> StepResult:
+        return await asyncio.to_thread(self.client.step, action)
+
+    async def state(self) -> dict[str, Any]:
+        return await asyncio.to_thread(self.client.state)
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self.client.close)
+
+    async def __aenter__(self) -> ThreadedWSEnvClient:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+
+@pytest.fixture(params=["async", "sync"])
+def ws_client(request: pytest.FixtureRequest) -> Any:
+    """``AsyncEnvClient``, or ``WSEnvClient`` (its calls in threads): the class to make one."""
+    return AsyncEnvClient if request.param == "async" else ThreadedWSEnvClient
+
+
 def counts(results: list[StepResult]) -> list[tuple[int, float]]:
     return [(r.observation["count"], r.observation["noise"]) for r in results]
 
 
-async def play(client: AsyncEnvClient, steps: int, **options: Any) -> list[StepResult]:
+async def play(client: Any, steps: int, **options: Any) -> list[StepResult]:
     results = [await client.reset(**options)]
     for _ in range(steps):
         results.append(await client.step({"delta": 1}))
@@ -342,9 +383,9 @@ def test_typed_observations(counter: str) -> None:
 # --- WebSocket ----------------------------------------------------------------------------------
 
 
-def test_ws_episode_errors_and_token(counter: str) -> None:
+def test_ws_episode_errors_and_token(counter: str, ws_client: Any) -> None:
     async def scenario() -> None:
-        async with AsyncEnvClient(counter, token="s3cret", backoff=FAST) as client:
+        async with ws_client(counter, token="s3cret", backoff=FAST) as client:
             first = await client.reset(seed=3, target=2, episode_id="ws-1")
             assert first.observation["count"] == 0 and first.reward is None
             with pytest.raises(ServerError) as refused:
@@ -369,12 +410,14 @@ def test_ws_episode_errors_and_token(counter: str) -> None:
     assert handshake["authorization"] == "Bearer s3cret"
 
 
-def test_ws_drop_mid_call_is_replayed_with_identical_observations(counter: str) -> None:
+def test_ws_drop_mid_call_is_replayed_with_identical_observations(
+    counter: str, ws_client: Any
+) -> None:
     async def scenario() -> tuple[list[StepResult], list[StepResult], dict[str, Any]]:
-        async with AsyncEnvClient(counter, backoff=FAST) as client:
+        async with ws_client(counter, backoff=FAST) as client:
             reference = await play(client, 5, seed=7, target=10)
         FAULTS.plan(drop_at=3)
-        async with AsyncEnvClient(counter, backoff=FAST) as client:
+        async with ws_client(counter, backoff=FAST) as client:
             dropped = await play(client, 5, seed=7, target=10)
             assert client.restored == 1
             return reference, dropped, await client.state()
@@ -387,9 +430,9 @@ def test_ws_drop_mid_call_is_replayed_with_identical_observations(counter: str) 
     assert len(FAULTS.headers) == 3  # two clients, one reconnection
 
 
-def test_ws_cut_connection_between_calls_keeps_the_episode_id(proxy: Proxy) -> None:
+def test_ws_cut_connection_between_calls_keeps_the_episode_id(proxy: Proxy, ws_client: Any) -> None:
     async def scenario() -> None:
-        async with AsyncEnvClient(proxy.url, backoff=FAST) as client:
+        async with ws_client(proxy.url, backoff=FAST) as client:
             reference = await play(client, 6, seed=11, target=10)
             results = await play(client, 2, seed=11, target=10)
             before = await client.state()
@@ -405,9 +448,9 @@ def test_ws_cut_connection_between_calls_keeps_the_episode_id(proxy: Proxy) -> N
     asyncio.run(scenario())
 
 
-def test_ws_drop_after_a_reset_without_seed_is_a_replay_error(counter: str) -> None:
+def test_ws_drop_after_a_reset_without_seed_is_a_replay_error(counter: str, ws_client: Any) -> None:
     async def scenario() -> None:
-        async with AsyncEnvClient(counter, backoff=FAST) as client:
+        async with ws_client(counter, backoff=FAST) as client:
             await client.reset(target=10)
             FAULTS.plan(drop_at=2)
             await client.step({"delta": 1})
@@ -420,9 +463,9 @@ def test_ws_drop_after_a_reset_without_seed_is_a_replay_error(counter: str) -> N
     asyncio.run(scenario())
 
 
-def test_ws_replay_that_goes_another_way_is_a_replay_error(counter: str) -> None:
+def test_ws_replay_that_goes_another_way_is_a_replay_error(counter: str, ws_client: Any) -> None:
     async def scenario() -> None:
-        async with AsyncEnvClient(counter, backoff=FAST) as client:
+        async with ws_client(counter, backoff=FAST) as client:
             await client.reset(seed=5, unstable=True, target=10)
             FAULTS.plan(drop_at=1)
             with pytest.raises(ReplayError, match="another reply at the reset"):
@@ -433,10 +476,12 @@ def test_ws_replay_that_goes_another_way_is_a_replay_error(counter: str) -> None
     asyncio.run(scenario())
 
 
-def test_ws_gives_up_after_the_bounded_retries_and_keeps_the_episode(counter: str) -> None:
+def test_ws_gives_up_after_the_bounded_retries_and_keeps_the_episode(
+    counter: str, ws_client: Any
+) -> None:
     async def scenario() -> None:
         backoff = Backoff(retries=2, first_delay=0.01, max_delay=0.01)
-        async with AsyncEnvClient(counter, backoff=backoff) as client:
+        async with ws_client(counter, backoff=backoff) as client:
             reference = await play(client, 3, seed=9, target=10)
             await play(client, 2, seed=9, target=10)
             FAULTS.plan(drop_at=3, drops=3)  # the first try and both retries
@@ -452,9 +497,9 @@ def test_ws_gives_up_after_the_bounded_retries_and_keeps_the_episode(counter: st
     asyncio.run(scenario())
 
 
-def test_ws_server_gone_is_a_reconnect_error(proxy: Proxy) -> None:
+def test_ws_server_gone_is_a_reconnect_error(proxy: Proxy, ws_client: Any) -> None:
     async def scenario() -> None:
-        async with AsyncEnvClient(proxy.url, backoff=FAST) as client:
+        async with ws_client(proxy.url, backoff=FAST) as client:
             await client.reset(seed=1)
             proxy.close()
             with pytest.raises(ReconnectError, match="cannot connect"):
@@ -462,13 +507,13 @@ def test_ws_server_gone_is_a_reconnect_error(proxy: Proxy) -> None:
 
     asyncio.run(scenario())
     with pytest.raises(ValueError, match="base_url"):
-        AsyncEnvClient("127.0.0.1:8000")
+        ws_client("127.0.0.1:8000")
 
 
-def test_ws_handshake_without_reply_is_retried_then_a_reconnect_error() -> None:
+def test_ws_handshake_without_reply_is_retried_then_a_reconnect_error(ws_client: Any) -> None:
     async def scenario(port: int) -> None:
         backoff = Backoff(retries=1, first_delay=0.01)
-        client = AsyncEnvClient(f"http://127.0.0.1:{port}", timeout=0.2, backoff=backoff)
+        client = ws_client(f"http://127.0.0.1:{port}", timeout=0.2, backoff=backoff)
         with pytest.raises(ReconnectError, match="after 1 retries: cannot connect: timed out"):
             await client.reset(seed=0)
 
@@ -476,9 +521,9 @@ def test_ws_handshake_without_reply_is_retried_then_a_reconnect_error() -> None:
         asyncio.run(scenario(silent.getsockname()[1]))
 
 
-def test_ws_refused_handshake_is_not_retried(counter: str) -> None:
+def test_ws_refused_handshake_is_not_retried(counter: str, ws_client: Any) -> None:
     async def scenario() -> None:
-        client = AsyncEnvClient(counter + "/nowhere", backoff=Backoff(retries=50))
+        client = ws_client(counter + "/nowhere", backoff=Backoff(retries=50))
         with pytest.raises(ServerError) as refused:
             await client.connect()
         assert refused.value.code == "HTTP_403" and refused.value.status == 403
@@ -486,9 +531,11 @@ def test_ws_refused_handshake_is_not_retried(counter: str) -> None:
     asyncio.run(asyncio.wait_for(scenario(), 5))
 
 
-def test_ws_message_too_big_closes_then_the_episode_is_restored(counter: str) -> None:
+def test_ws_message_too_big_closes_then_the_episode_is_restored(
+    counter: str, ws_client: Any
+) -> None:
     async def scenario() -> None:
-        async with AsyncEnvClient(counter, backoff=FAST) as client:
+        async with ws_client(counter, backoff=FAST) as client:
             await play(client, 2, seed=4, target=10)
             with pytest.raises(ServerError) as closed:
                 await client.step({"delta": 1, "pad": "x" * MAX_MESSAGE_BYTES})
@@ -499,20 +546,55 @@ def test_ws_message_too_big_closes_then_the_episode_is_restored(counter: str) ->
     asyncio.run(scenario())
 
 
-def test_ws_timeouts_and_cancellation_lose_only_the_connection(counter: str) -> None:
+def test_ws_a_reply_too_late_loses_only_the_connection(counter: str, ws_client: Any) -> None:
     async def scenario() -> None:
         backoff = Backoff(retries=1, first_delay=0.01)
-        async with AsyncEnvClient(counter, timeout=0.3, backoff=backoff) as client:
+        async with ws_client(counter, timeout=0.3, backoff=backoff) as client:
             await play(client, 1, seed=6, target=10)
             with pytest.raises(ReconnectError, match=r"no reply within 0\.3 s"):
                 await client.step({"delta": 1, "sleep": 0.6})
-            with pytest.raises(asyncio.TimeoutError):
-                await asyncio.wait_for(client.step({"delta": 1, "sleep": 0.2}), 0.05)
-            # neither slow step was accepted: the restored episode is at count 1
+            # the slow step was not accepted: the restored episode is at count 1
             assert (await client.step({"delta": 1})).observation["count"] == 2
             assert (await client.state())["step_count"] == 2
 
     asyncio.run(scenario())
+
+
+def test_ws_a_cancelled_call_loses_only_the_connection(counter: str) -> None:
+    async def scenario() -> None:
+        async with AsyncEnvClient(counter, timeout=5, backoff=FAST) as client:
+            await play(client, 1, seed=6, target=10)
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(client.step({"delta": 1, "sleep": 0.2}), 0.05)
+            # the cancelled step was not accepted: the restored episode is at count 1
+            assert (await client.step({"delta": 1})).observation["count"] == 2
+            assert (await client.state())["step_count"] == 2
+            assert client.restored == 1
+
+    asyncio.run(scenario())
+
+
+def test_ws_over_tls_trusting_a_private_authority(ws_client: Any, tmp_path: Path) -> None:
+    trustme = pytest.importorskip("trustme", reason="the dev extra: pip install -e .[dev]")
+    authority = trustme.CA()
+    pem = tmp_path / "server.pem"
+    authority.issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(pem)
+    context = ssl.create_default_context()
+    authority.configure_trust(context)
+
+    async def scenario(base_url: str) -> None:
+        async with ws_client(base_url, ssl_context=context, backoff=FAST) as client:
+            await client.reset(seed=2, target=2)
+            assert (await client.step({"delta": 2})).done
+        untrusting = ws_client(base_url, backoff=Backoff(retries=0))
+        with pytest.raises(ReconnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            await untrusting.reset(seed=2)
+
+    app = create_app(CounterAdapter)
+    with live_address(app, ssl_certfile=str(pem)) as address:
+        asyncio.run(scenario(f"https://{address}"))
+    with pytest.raises(ValueError, match="ssl_context is for https"):
+        ws_client("http://127.0.0.1:1", ssl_context=context)
 
 
 def test_ws_sync_client_with_typed_observations(counter: str) -> None:
@@ -560,8 +642,10 @@ def test_a_chess_game_to_the_end_over_http(chess: str) -> None:
         assert (over.value.code, over.value.reason) == ("EXECUTION_ERROR", "episode_over")
 
 
-def test_a_chess_game_to_the_end_over_a_websocket_cut_every_20_moves(chess: str) -> None:
-    async def game(client: AsyncEnvClient, proxy: Proxy | None) -> list[StepResult]:
+def test_a_chess_game_to_the_end_over_a_websocket_cut_every_20_moves(
+    chess: str, ws_client: Any
+) -> None:
+    async def game(client: Any, proxy: Proxy | None) -> list[StepResult]:
         rng = random.Random(1)
         results = [await client.reset(seed=1, opponent="random", agent_color="black")]
         with pytest.raises(ServerError) as illegal:
@@ -575,11 +659,11 @@ def test_a_chess_game_to_the_end_over_a_websocket_cut_every_20_moves(chess: str)
         return results
 
     async def scenario() -> None:
-        async with AsyncEnvClient(chess) as client:
+        async with ws_client(chess) as client:
             reference = await game(client, None)
         proxy = Proxy(chess)
         try:
-            async with AsyncEnvClient(proxy.url, backoff=FAST) as client:
+            async with ws_client(proxy.url, backoff=FAST) as client:
                 cut = await game(client, proxy)
                 assert client.restored == (len(cut) - 1) // 20
         finally:

@@ -23,10 +23,11 @@ __all__ = ["live_address", "live_server"]
 
 
 @contextmanager
-def live_server(app: Any) -> Iterator[tuple[uvicorn.Server, str]]:
+def live_server(app: Any, **options: Any) -> Iterator[tuple[uvicorn.Server, str]]:
     """Serve ``app`` on a free port of 127.0.0.1 in a thread; yields the server and
-    ``"127.0.0.1:PORT"``. On exit the server is stopped (if it is still running) and joined."""
-    server = make_server(app, host="127.0.0.1", port=0)
+    ``"127.0.0.1:PORT"``. On exit the server is stopped (if it is still running) and joined.
+    ``options`` go to uvicorn's config (``ssl_certfile``, ...)."""
+    server = make_server(app, host="127.0.0.1", port=0, **options)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -41,7 +42,7 @@ def live_server(app: Any) -> Iterator[tuple[uvicorn.Server, str]]:
 
 
 @contextmanager
-def live_address(app: Any) -> Iterator[str]:
+def live_address(app: Any, **options: Any) -> Iterator[str]:
     """Serve ``app`` on a free port of 127.0.0.1 in a thread; yields ``"127.0.0.1:PORT"``."""
-    with live_server(app) as (_, address):
+    with live_server(app, **options) as (_, address):
         yield address
