@@ -16,10 +16,10 @@ the agent's move and the opponent's reply:
   an OpenEnv ``Environment``: same opponent, same work per step), driven by the same WebSocket
   client as (b) and under the same uvicorn settings -- only when ``import openenv`` works (the
   ``compat`` extra), else skipped.
-- (e) and (f): (b) and (d) again with ``benchmarks.polling_client.PollingConnection``, which
-  waits for a reply by polling its socket: on a VM, a client that sleeps through a ~0.3 ms
-  step pays ~0.1 ms more to be woken (measured in that module), which is the client's cost, not
-  the server's.
+- (e) and (f): (b) and (d) again with a client that waits for a reply by polling its socket
+  (``envkit.client.sync_socket.SyncWebSocket`` with ``spin=inf``): on a VM, a client that sleeps
+  through a ~0.3 ms step pays ~0.1 ms more to be woken, which is the client's cost, not the
+  server's.
 - (g): (a) again, sleeping 0.3 ms (untimed) before each step, as a server process waits for its
   next message: on this VM the same step then runs ~0.1 ms slower (the CPU and its caches wake
   up), a cost every served step pays that a tight loop does not. Reported, not subtracted.
@@ -36,10 +36,13 @@ the agent's move and the opponent's reply:
   its ``.sync()`` wrapper (its event loop on a thread of its own), as the issue's reference
   figure (915 steps/s, 0.79 ms over the in-process step) was measured; (n) and (o): the same
   client awaited on an event loop in the benchmark's thread. Only with the ``compat`` extra.
-- (p) to (s): each client, the blocking, polling, ``.sync()`` and awaited one, against a server
-  that does no work: it answers every message at once with the same frame (a game's first
-  observation; the client keeps playing from it). That round trip is the client's and the
-  stack's own, which a served step pays besides any server work.
+- (t) and (u): ours and OpenEnv's server driven by this package's own sync client,
+  ``envkit.client.WSEnvClient`` (socket I/O in the caller's thread, polling up to 0.5 ms before
+  it sleeps; its replay bookkeeping and typed results included).
+- (p) to (s) and (v): each client, the blocking, polling, ``.sync()``, awaited and envkit one,
+  against a server that does no work: it answers every message at once with the same frame (a
+  game's first observation; the client keeps playing from it). That round trip is the client's
+  and the stack's own, which a served step pays besides any server work.
 
 Each contender plays ``--steps`` steps a round (resetting, with the next seed, when a game
 ends) and we time every step round trip. The contenders take turns in chunks of ``--chunk``
@@ -91,8 +94,9 @@ from tqdm import tqdm
 from websockets.sync.client import ClientConnection, connect
 
 from benchmarks.machine import machine_line
-from benchmarks.polling_client import PollingConnection
 from chess_env.server import ChessAction, ChessAdapter, create_chess_app
+from envkit.client import WSEnvClient
+from envkit.client.sync_socket import SyncWebSocket
 from envkit.server import StepResult, make_server
 from envkit.server.busy_poll import BusyPoll
 from envkit.server.jsontext import dumps, loads
@@ -105,6 +109,7 @@ CLIENTS = {
     "polling": ("e", "f"),
     "GenericEnvClient .sync()": ("l", "m"),
     "GenericEnvClient awaited": ("n", "o"),
+    "envkit WSEnvClient": ("t", "u"),
 }
 # The bare ASGI app, and ours without busy polling, per client.
 FLOORS = {"blocking": "h", "polling": "i"}
@@ -115,11 +120,13 @@ ZERO_WORK = {
     "polling": "q",
     "GenericEnvClient .sync()": "r",
     "GenericEnvClient awaited": "s",
+    "envkit WSEnvClient": "v",
 }
 WS_OVERHEAD_TARGET_MS = 0.3
 OPENENV_RATE_TARGET = 1.5
 # (g): about what a served step's round trip leaves the server process idle between messages.
 IDLE_S = 0.3e-3
+REPLY_TIMEOUT_S = 30.0
 
 # A contender: the round's seed -> an endless game, one step's latency (seconds) per item; closing
 # the stream closes the contender's connection.
@@ -263,10 +270,10 @@ def server_stack() -> str:
 
 
 def ws_request(
-    connection: ClientConnection | PollingConnection, kind: str, data: dict[str, Any]
+    connection: ClientConnection | SyncWebSocket, kind: str, data: dict[str, Any]
 ) -> dict[str, Any]:
     connection.send(json.dumps({"type": kind, "data": data}))
-    frame = json.loads(connection.recv())
+    frame = json.loads(connection.recv(REPLY_TIMEOUT_S))
     if frame["type"] != "observation":
         raise RuntimeError(f"{kind} answered {frame}")
     payload: dict[str, Any] = frame["data"]
@@ -274,12 +281,15 @@ def ws_request(
 
 
 def websocket_contender(address: str, *, polling: bool = False) -> Contender:
-    """``websockets``' blocking client, or with ``polling`` the ``PollingConnection``."""
+    """``websockets``' blocking client, or with ``polling`` a ``SyncWebSocket`` that polls until
+    the reply comes."""
 
     def run(seed: int) -> Iterator[float]:
         url = f"ws://{address}/ws"
         opened = (
-            PollingConnection(url) if polling else connect(url, max_size=None, compression=None)
+            SyncWebSocket(url, spin=math.inf)
+            if polling
+            else connect(url, max_size=None, compression=None)
         )
         with opened as connection:
             yield from play(
@@ -295,9 +305,6 @@ def generic_client_contender(address: str, *, awaited: bool) -> Contender:
     """OpenEnv's ``GenericEnvClient``: ``.sync()`` (its calls cross to its loop's thread), or
     with ``awaited`` each call awaited on an event loop of this thread."""
     from openenv.core import GenericEnvClient
-
-    def payload(result: Any) -> dict[str, Any]:
-        return {"observation": result.observation, "done": result.done}
 
     def run(seed: int) -> Iterator[float]:
         client = GenericEnvClient(base_url=f"http://{address}")
@@ -315,8 +322,8 @@ def generic_client_contender(address: str, *, awaited: bool) -> Contender:
         call(target.connect)
         try:
             yield from play(
-                lambda episode_seed: payload(call(target.reset, seed=episode_seed)),
-                lambda move: payload(call(target.step, {"move": move})),
+                lambda episode_seed: result_payload(call(target.reset, seed=episode_seed)),
+                lambda move: result_payload(call(target.step, {"move": move})),
                 seed,
             )
         finally:
@@ -325,6 +332,25 @@ def generic_client_contender(address: str, *, awaited: bool) -> Contender:
                 loop.close()
 
     return run
+
+
+def envkit_client_contender(address: str) -> Contender:
+    """This package's ``WSEnvClient``, as a user steps it."""
+
+    def run(seed: int) -> Iterator[float]:
+        with WSEnvClient(f"http://{address}") as client:
+            yield from play(
+                lambda episode_seed: result_payload(client.reset(seed=episode_seed)),
+                lambda move: result_payload(client.step({"move": move})),
+                seed,
+            )
+
+    return run
+
+
+def result_payload(result: Any) -> dict[str, Any]:
+    """What ``play`` reads of a client's ``StepResult``."""
+    return {"observation": result.observation, "done": result.done}
 
 
 def http_contender(address: str) -> Contender:
@@ -414,13 +440,14 @@ def openenv_app() -> FastAPI:
         def close(self) -> None:
             self.adapter.close()
 
-    # Two clients hold a session at once, (d)'s and (f)'s: OpenEnv's default allows one.
+    # Five clients hold a session at once, (d), (f), (m), (o) and (u): OpenEnv's default allows
+    # one.
     app: FastAPI = create_app(
         ChessOnOpenEnv,
         OpenEnvChessAction,
         OpenEnvChessObservation,
         env_name="chess",
-        max_concurrent_envs=4,
+        max_concurrent_envs=len(CLIENTS) + 1,
     )
     return app
 
@@ -511,6 +538,9 @@ NAMES = {
     "q": "zero-work server, polling client",
     "r": "zero-work server, OpenEnv GenericEnvClient .sync()",
     "s": "zero-work server, OpenEnv GenericEnvClient awaited",
+    "t": "envkit WebSocket /ws, envkit WSEnvClient",
+    "u": "OpenEnv create_app, envkit WSEnvClient",
+    "v": "zero-work server, envkit WSEnvClient",
 }
 
 
@@ -728,6 +758,8 @@ def main(argv: list[str] | None = None) -> None:
             "k": websocket_contender(unpolled_address, polling=True),
             ZERO_WORK["blocking"]: websocket_contender(zero_work_address),
             ZERO_WORK["polling"]: websocket_contender(zero_work_address, polling=True),
+            CLIENTS["envkit WSEnvClient"][0]: envkit_client_contender(address),
+            ZERO_WORK["envkit WSEnvClient"]: envkit_client_contender(zero_work_address),
         }
         if not openenv_available():
             results = run_rounds(contenders, args.rounds, args.steps, args.chunk)
@@ -736,6 +768,7 @@ def main(argv: list[str] | None = None) -> None:
             with live_server(openenv_app, same_process=args.same_process) as openenv_address:
                 contenders["d"] = websocket_contender(openenv_address)
                 contenders["f"] = websocket_contender(openenv_address, polling=True)
+                contenders["u"] = envkit_client_contender(openenv_address)
                 for client, awaited in (
                     ("GenericEnvClient .sync()", False),
                     ("GenericEnvClient awaited", True),
@@ -756,7 +789,7 @@ def main(argv: list[str] | None = None) -> None:
     print()
     print("\n".join(table(results)))
     if skipped:
-        print(f"(d), (f), (l)-(o) OpenEnv: {skipped}")
+        print(f"(d), (f), (l)-(o), (u) OpenEnv: {skipped}")
     print()
     print("\n".join(verdicts(results)))
     print(idle_cost(results))

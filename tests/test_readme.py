@@ -22,4 +22,6 @@ def test_readme_python_examples_run() -> None:
     assert (trained.algorithm, trained.updates, trained.evaluation.games) == ("MaskablePPO", 8, 2)  # type: ignore[attr-defined]
     assert namespace["noisy"].observation_space.shape == (8, 8, 13)  # type: ignore[attr-defined]
     assert namespace["players"].observation_space("player_0")["observation"].shape == (8, 8, 13)  # type: ignore[attr-defined]
+    final_step = namespace["step"]
+    assert (final_step.done, final_step.reward) == (True, 0.0)  # type: ignore[attr-defined]
     assert namespace["match"].wins == 4  # type: ignore[attr-defined]  # greedy mates random

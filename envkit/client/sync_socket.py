@@ -31,7 +31,9 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Mapping
+from types import TracebackType
 
+from typing_extensions import Self
 from websockets.client import ClientProtocol
 from websockets.exceptions import InvalidState
 from websockets.frames import Frame, Opcode
@@ -140,6 +142,17 @@ class SyncWebSocket:
             finally:
                 self._selector.close()
                 self.sock.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
 
     def answer_pings(self) -> None:
         """Read what has arrived without waiting, so the protocol answers pings (and closes)."""

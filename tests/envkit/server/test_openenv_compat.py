@@ -50,6 +50,7 @@ from websockets.sync.client import connect
 
 from chess_env.encoding import encode_move
 from chess_env.server import ChessAction, ChessAdapter, create_chess_app
+from envkit.client import WSEnvClient
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
 from live_server import live_address
@@ -229,6 +230,30 @@ def test_the_benchmark_peer_is_our_env_under_openenv_create_app() -> None:
             if ours.done:
                 break
         assert env.state()["step_count"] == turn + 1
+
+
+def test_envkit_ws_client_drives_openenv_own_server_and_ours() -> None:
+    """``WSEnvClient`` against OpenEnv's ``create_app`` (the benchmark's row (u)) and ours (t):
+    the same game as in process, then game after game through the benchmark's contender."""
+    from benchmarks.server_throughput import envkit_client_contender, live_server, openenv_app
+
+    with (
+        closing(ChessAdapter()) as adapter,
+        live_server(openenv_app, same_process=False) as peer,
+        live_server(create_chess_app, same_process=False) as ours_address,
+        WSEnvClient(f"http://{peer}") as client,
+    ):
+        ours, theirs = adapter.reset(seed=5), client.reset(seed=5)
+        for turn in range(30):
+            assert theirs.observation["fen"] == ours.observation.fen
+            assert (theirs.reward, theirs.done) == (ours.reward, ours.done)
+            move = ours.observation.legal_moves[turn % len(ours.observation.legal_moves)]
+            ours, theirs = adapter.step(ChessAction(move=move)), client.step({"move": move})
+        assert client.state()["step_count"] == 30
+        for address in (peer, ours_address):
+            with closing(envkit_client_contender(address)(3)) as stream:
+                latencies = list(itertools.islice(stream, 400))  # over a game's end
+            assert len(latencies) == 400 and min(latencies) > 0
 
 
 def test_openenv_validate_url_passes(address: str) -> None:
