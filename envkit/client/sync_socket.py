@@ -224,9 +224,15 @@ class SyncWebSocket:
                 with contextlib.suppress(OSError):
                     self.sock.shutdown(socket.SHUT_WR)
                 continue
+            try:  # a message fits in the socket's buffer: no switch to blocking (4 syscalls)
+                sent = self.sock.send(data)
+            except (BlockingIOError, ssl.SSLWantWriteError):
+                sent = 0
+            if sent == len(data):
+                continue
             self.sock.settimeout(max(deadline - time.monotonic(), 1e-3))
             try:
-                self.sock.sendall(data)
+                self.sock.sendall(data[sent:])
             finally:
                 self.sock.setblocking(False)
 
