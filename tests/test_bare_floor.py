@@ -19,6 +19,7 @@ from benchmarks.server_throughput import (
     floor_line,
     live_server,
     unpolled_line,
+    verdicts,
     zero_work_app,
     zero_work_line,
 )
@@ -86,3 +87,25 @@ def test_the_zero_work_line_reads_its_clients_row() -> None:
     line = zero_work_line(results, "blocking")
     assert line.startswith("blocking client: with a server that does no work (p), a round trip")
     assert "takes 0.150 ms p50" in line and line.endswith("(50% of the 0.3 ms target)")
+
+
+def test_the_verdicts_judge_the_targets_with_the_packages_own_client_first() -> None:
+    """Ours (t) meets both targets against OpenEnv's (u); without OpenEnv only (t) is judged."""
+    results = {"a": rows(5000, 0.2), "t": rows(2000, 0.45), "u": rows(1000, 0.8)}
+    results.update({key: rows(1500, 0.5) for key in "bdefhijkpqv"})
+    lines = verdicts(results)
+    assert (
+        lines[0]
+        == "Targets judged with the envkit WSEnvClient client; the other clients for comparison:"
+    )
+    assert lines[1].startswith("envkit WSEnvClient client: (t) WS overhead p50 over the in-process")
+    assert lines[1].endswith(
+        "= +0.250 ms (rounds: +0.250 ms .. +0.250 ms; 2/2 rounds meet <= 0.3 ms): PASS"
+    )
+    assert lines[2].endswith(
+        "(t)/(u) steps/s = 2.00x (rounds: 2.00x .. 2.00x; 2/2 rounds meet >= 1.5): PASS"
+    )
+    assert "GenericEnvClient .sync() client: (l), (m): n/a, no OpenEnv" in lines
+    results["t"] = rows(600, 0.55)
+    assert verdicts(results)[1].endswith("0/2 rounds meet <= 0.3 ms): MISSED")
+    assert verdicts(results)[2].endswith("0/2 rounds meet >= 1.5): MISSED")
