@@ -8,8 +8,8 @@ when the caller also spins briefly before it sleeps, as here: a served step take
 of a millisecond, and waking a sleeping vCPU costs about 0.1 ms.
 
 - Handshake and framing: websockets' sans-I/O ``ClientProtocol``; only the socket work is here.
-- Waiting for a reply: read the non-blocking socket for up to ``spin`` seconds, then sleep in
-  ``select`` until the reply or the deadline.
+- Waiting for a reply: read the non-blocking socket for up to ``spin`` seconds, then sleep in a
+  selector until the reply or the deadline.
 - Between calls a daemon thread answers the server's pings every ``keepalive`` seconds, so a
   caller that thinks for minutes (an LLM agent) keeps its connection.
 - TCP goes straight to the host (no proxy); ``wss://`` uses TLS (``ssl_context`` or the
@@ -167,7 +167,7 @@ class SyncWebSocket:
             self._lock.release()
 
     def _wait(self, done: Callable[[], bool], deadline: float) -> None:
-        """Read until ``done()``, spinning for ``spin`` seconds and then sleeping in ``select``."""
+        """Read until ``done()``: spinning for ``spin`` seconds, then sleeping in the selector."""
         spin_until = time.perf_counter() + self.spin
         while not done():
             if self.protocol.state is State.CLOSED:
