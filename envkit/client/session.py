@@ -108,7 +108,8 @@ Steps = Generator[Io, Any, Any]
 
 @dataclass
 class Episode:
-    """What a replay needs: each message sent (the reset first) and a digest of its reply."""
+    """What a replay needs: each message sent (the reset first) and a digest of its reply;
+    ``sent`` stays empty when the reset had no seed."""
 
     seeded: bool
     sent: list[tuple[str, bytes]]
@@ -260,11 +261,12 @@ class Session:
         return data
 
     def _remember(self, message: dict[str, Any], text: str, data: dict[str, Any]) -> None:
-        """Keep what a replay needs: the reset's message, then each accepted action's."""
+        """Keep what a replay needs: the reset's message, then each accepted action's (nothing
+        for an episode reset without a seed, which is never replayed)."""
         if message["type"] == "reset":
             seeded = message["data"].get("seed") is not None
-            self.episode = Episode(seeded, [(text, reply_digest(data))])
-        elif message["type"] == "step" and self.episode is not None:
+            self.episode = Episode(seeded, [(text, reply_digest(data))] if seeded else [])
+        elif message["type"] == "step" and self.episode is not None and self.episode.seeded:
             self.episode.sent.append((text, reply_digest(data)))
 
     def _discard(self) -> Steps:

@@ -181,10 +181,10 @@ class AsyncEnvClient(_WebSocketClient[ObservationT]):
                     reply, error = None, caught
 
     async def _perform(self, io: Io) -> Any:
-        from websockets.asyncio.client import connect
-
         match io:
             case Open():
+                from websockets.asyncio.client import connect
+
                 tls = {} if self._ssl_context is None else {"ssl": self._ssl_context}
                 return await connect(
                     self.url,
@@ -294,10 +294,10 @@ class WSEnvClient(_WebSocketClient[ObservationT]):
                     reply, error = None, caught
 
     def _perform(self, io: Io) -> Any:
-        from envkit.client.sync_socket import SyncWebSocket
-
         match io:
             case Open():
+                from envkit.client.sync_socket import SyncWebSocket
+
                 return SyncWebSocket(
                     self.url,
                     headers=self._headers,
