@@ -5,10 +5,8 @@
 - ``OpponentTextAgent``: any ``chess_env.opponents`` opponent as a text backend (it reads the FEN
   in the observation); ``RandomTextAgent`` and ``ScriptedTextAgent`` (a script of texts, then
   random moves) for tests and baselines.
-- ``opponent_from_spec``: "random", "greedy", "stockfish" or "stockfish:N" (depth N).
-- ``make_text_agent``: a backend from a command-line spec: "openai:MODEL" (an ``LLMAgent``) or
-  any opponent spec.
-- ``MOVE_SIGNATURE``: the action schema for an LLM that answers in JSON or a tool call.
+- ``make_text_agent``: a backend from any player (``chess_env.players``): "openai:MODEL" is an
+  ``LLMAgent`` that reads the text itself, every other player an ``OpponentTextAgent``.
 """
 
 from __future__ import annotations
@@ -16,18 +14,18 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import chess
 
-from chess_env.opponents import Opponent, RandomOpponent, StockfishOpponent, make_opponent
-from envkit.llm import LLMAgent, LLMSettings
+from chess_env.llm_player import llm_agent
+from chess_env.opponents import Opponent, RandomOpponent
+from chess_env.players import PlayerLike, make_player, parse_player
+from envkit.llm import LLMAgent
 from envkit.ports import PolicyBackend
 
 __all__ = [
-    "CHESS_SYSTEM_PROMPT",
-    "MOVE_SIGNATURE",
     "OpponentTextAgent",
     "RandomTextAgent",
     "ScriptedTextAgent",
@@ -35,14 +33,8 @@ __all__ = [
     "board_from_text",
     "make_text_agent",
     "move_text",
-    "opponent_from_spec",
 ]
 
-MOVE_SIGNATURE = "(move :string) -> :any"
-CHESS_SYSTEM_PROMPT = (
-    "You are a chess player. Read the position and reply with exactly one legal move, in UCI "
-    "(e2e4) or SAN (e4, Nf3, O-O)."
-)
 _FEN = re.compile(
     r"(?:[pnbrqkPNBRQK1-8]{1,8}/){7}[pnbrqkPNBRQK1-8]{1,8} [wb] (?:-|[KQkqA-Ha-h]{1,4}) "
     r"(?:-|[a-h][36]) \d+ \d+"
@@ -111,7 +103,7 @@ class OpponentTextAgent:
     """An ``Opponent`` (random, greedy, Stockfish, ...) as a text backend: FEN in, UCI out.
 
     Example:
-        >>> agent = OpponentTextAgent(make_opponent("greedy"))
+        >>> agent = OpponentTextAgent(make_player("greedy"))
         >>> agent.name, agent.decide("FEN: 6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1")  # mate in one
         ('greedy', 'a1a8')
     """
@@ -172,41 +164,27 @@ class ScriptedTextAgent(RandomTextAgent):
         return super().decide(observation)
 
 
-def opponent_from_spec(spec: str | Opponent | Callable[[chess.Board], chess.Move]) -> Opponent:
-    """``make_opponent``, plus "stockfish:N" for Stockfish at depth N."""
-    if isinstance(spec, str) and spec.startswith("stockfish:"):
-        depth = spec.partition(":")[2]
-        if not depth.isdigit():
-            raise ValueError(f"expected stockfish:DEPTH with a positive depth, got {spec!r}")
-        return StockfishOpponent(depth=int(depth))
-    return make_opponent(spec)
-
-
 def make_text_agent(
-    spec: str,
+    player: PlayerLike,
     *,
-    base_url: str = "https://api.openai.com/v1",
-    api_key_env: str = "OPENAI_API_KEY",
-    timeout_seconds: float = 30.0,
-    tool_calling: bool = False,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    timeout_seconds: float | None = None,
+    tool_calling: bool | None = None,
 ) -> LLMAgent | OpponentTextAgent:
-    """A backend from a spec: "openai:MODEL" (an LLM at ``base_url``) or an opponent spec.
+    """A text backend for ``player``: an LLM for "openai:MODEL" (the keywords are defaults its
+    spec's options override; see ``chess_env.llm_player``), else the player reading the FEN.
 
-    An LLM answers in free text, or with ``tool_calling`` through an "act" tool taking
-    ``MOVE_SIGNATURE``.
+    Example:
+        >>> make_text_agent("alphabeta:1").name
+        'alphabeta:1'
     """
-    kind, _, model = spec.partition(":")
-    if kind != "openai":
-        return OpponentTextAgent(opponent_from_spec(spec))
-    if not model:
-        raise ValueError(f"expected openai:MODEL, got {spec!r}")
-    settings = LLMSettings(
-        name=model[:50],
-        model_name=model,
-        system_prompt=CHESS_SYSTEM_PROMPT,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        timeout_seconds=timeout_seconds,
-        tool_calling=tool_calling,
-    )
-    return LLMAgent(settings, signature=MOVE_SIGNATURE if tool_calling else None)
+    if isinstance(player, str) and parse_player(player).kind == "openai":
+        return llm_agent(
+            parse_player(player),
+            base_url=base_url,
+            api_key_env=api_key_env,
+            timeout_seconds=timeout_seconds,
+            tool_calling=tool_calling,
+        )
+    return OpponentTextAgent(make_player(player))

@@ -7,7 +7,7 @@ import datetime
 import chess
 import chess.pgn
 
-from chess_env.opponents import make_opponent
+from chess_env.players import make_player
 from chess_env.render import render_ansi
 from chess_env.rules import ChessGame
 
@@ -18,7 +18,7 @@ def play_game(
     white: str = "greedy", black: str = "random", *, seed: int = 0, max_plies: int | None = 200
 ) -> tuple[ChessGame, chess.pgn.Game]:
     """Play ``white`` against ``black`` (opponent names) with the shared rules core."""
-    players = {chess.WHITE: make_opponent(white), chess.BLACK: make_opponent(black)}
+    players = {chess.WHITE: make_player(white), chess.BLACK: make_player(black)}
     for offset, player in enumerate(players.values()):
         player.reset(seed=seed + offset)
     game = ChessGame(max_plies=max_plies)

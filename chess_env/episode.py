@@ -2,25 +2,29 @@
 
 The episode: a start position (``reset(options={"fen", "moves"})``), the agent's colour, the
 opponent (seeded from the env at every reset, replying after each agent move, rolled back with the
-agent's move if it fails), the end of the game and the agent's reward. ``ChessEnv`` (tensors) and
-``ChessTextEnv`` (text) differ only in what they show and how they read an action.
+agent's move if it answers wrongly; an opponent that cannot move at all, ``PlayerFailedError``,
+loses the game: outcome "opponent_failed", reward +1), the end of the game and the agent's
+reward. ``ChessEnv`` (tensors) and ``ChessTextEnv`` (text) differ only in what they show and how
+they read an action.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import chess
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
-from chess_env.errors import GameOverError, InvalidPositionError, OpponentError
-from chess_env.opponents import Opponent, make_opponent
+from chess_env.errors import GameOverError, InvalidPositionError, OpponentError, PlayerFailedError
+from chess_env.players import PlayerLike, make_player
 from chess_env.positions import start_game
 from chess_env.rules import ChessGame
 
-__all__ = ["OpponentEpisode", "check_choice"]
+__all__ = ["FORFEITS", "OpponentEpisode", "check_choice"]
+
+# Endings the rules do not know, and whose loss each is.
+FORFEITS = {"illegal_action": "agent", "illegal_move": "agent", "opponent_failed": "opponent"}
 
 
 def check_choice(name: str, value: object, allowed: tuple[object, ...]) -> None:
@@ -42,7 +46,7 @@ class OpponentEpisode(gym.Env):
 
     def __init__(
         self,
-        opponent: str | Opponent | Callable[[chess.Board], chess.Move],
+        opponent: PlayerLike,
         agent_color: str,
         max_plies: int | None,
         claim_draws: bool,
@@ -50,7 +54,7 @@ class OpponentEpisode(gym.Env):
         check_choice("agent_color", agent_color, ("white", "black", "random"))
         if max_plies is not None and (not isinstance(max_plies, int) or max_plies < 1):
             raise ValueError(f"max_plies must be a positive integer or None, got {max_plies!r}")
-        self.opponent = make_opponent(opponent)
+        self.opponent = make_player(opponent)
         self.agent_color, self.max_plies, self.claim_draws = agent_color, max_plies, claim_draws
         self._game: ChessGame | None = None
         self._agent: chess.Color = chess.WHITE
@@ -123,6 +127,9 @@ class OpponentEpisode(gym.Env):
         if not game.is_over:
             try:
                 opponent_move = self._opponent_reply(game)
+            except PlayerFailedError:  # its engine died or overran: the opponent loses
+                self._ended_by = "opponent_failed"
+                return None, 1.0
             except BaseException:
                 game.undo()
                 raise
@@ -131,6 +138,20 @@ class OpponentEpisode(gym.Env):
         winner = game.outcome.winner if game.outcome else None
         reward = 0.0 if winner is None else (1.0 if winner == self._agent else -1.0)
         return opponent_move, reward
+
+    @property
+    def _terminated(self) -> bool:
+        """Over by the rules, or by a side that lost without a rule ending the game."""
+        return self._require_game().terminated or self._ended_by in FORFEITS
+
+    def _result(self) -> str:
+        """PGN's result: the rules' outcome, or a loss for the side that broke the game off."""
+        forfeit = FORFEITS.get(self._ended_by or "")
+        if forfeit is not None:
+            loser = self._agent if forfeit == "agent" else not self._agent
+            return "0-1" if loser == chess.WHITE else "1-0"
+        outcome = self._require_game().outcome
+        return outcome.result() if outcome else "*"
 
     def _opponent_reply(self, game: ChessGame) -> chess.Move:
         move = self.opponent.choose_move(game.board, game.legal_moves)

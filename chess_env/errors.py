@@ -11,6 +11,8 @@ __all__ = [
     "IllegalActionError",
     "InvalidPositionError",
     "OpponentError",
+    "PlayerFailedError",
+    "PlayerSpecError",
     "StockfishNotFoundError",
 ]
 
@@ -29,6 +31,17 @@ class GameOverError(RuntimeError):
 
 class OpponentError(RuntimeError):
     """An opponent returned something that is not a legal move (the env state is rolled back)."""
+
+
+class PlayerFailedError(OpponentError):
+    """A player could not move (its engine died, overran its time, or its person gave up).
+
+    Unlike a wrong answer, this ends the game: the side that failed loses.
+    """
+
+
+class PlayerSpecError(ValueError):
+    """A player spec that names no player, or names one with a bad argument or option."""
 
 
 class StockfishNotFoundError(FileNotFoundError):

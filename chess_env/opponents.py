@@ -3,11 +3,13 @@
 All share one protocol: ``opponent(board) -> chess.Move``. The env calls ``choose_move(board,
 legal_moves)`` instead, handing over the legal moves it already generated, ``reset(seed)`` at every
 episode start (seeded from the env, so the same seed gives the same game) and ``close()`` with the
-env. A plain callable ``board -> chess.Move`` is wrapped in ``CallableOpponent``.
+env. A plain callable ``board -> chess.Move`` is wrapped in ``CallableOpponent``. Specs such as
+``"stockfish:3"`` are read by ``chess_env.players.make_player``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Callable, Sequence
@@ -17,24 +19,26 @@ import chess
 import numpy as np
 
 from chess_env.encoding import board_to_tensor, legal_actions
-from chess_env.errors import StockfishNotFoundError
+from chess_env.errors import PlayerFailedError, StockfishNotFoundError
 
 if TYPE_CHECKING:
     import chess.engine
 
 __all__ = [
-    "OPPONENT_NAMES",
+    "DEFAULT_MOVE_SECONDS",
+    "MAX_STOCKFISH_DEPTH",
     "CallableOpponent",
     "GreedyOpponent",
     "Opponent",
     "PolicyOpponent",
     "RandomOpponent",
     "StockfishOpponent",
-    "make_opponent",
+    "find_stockfish",
 ]
 
 PIECE_VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9}
-OPPONENT_NAMES = ("random", "greedy", "stockfish")
+MAX_STOCKFISH_DEPTH = 30  # deeper searches take minutes a move on one core
+DEFAULT_MOVE_SECONDS = 10.0  # every Stockfish move stops by then, whatever its depth
 
 
 class Opponent:
@@ -149,19 +153,25 @@ def find_stockfish(path: str | os.PathLike[str] | None = None) -> str:
 
 
 class StockfishOpponent(Opponent):
-    """Stockfish through ``chess.engine`` at a fixed depth (optionally weakened).
+    """Stockfish through ``chess.engine`` at a fixed depth or move time (optionally weakened).
 
     Args:
-        depth: search depth in plies (default 1; about 1,350 moves/s on one core here).
+        depth: search depth in plies, 1 to ``MAX_STOCKFISH_DEPTH`` (30); default 1 when no
+            ``movetime`` is given, else None (the time decides).
         skill: Stockfish "Skill Level" 0-20 (None: full strength). Below 20 Stockfish picks moves
             with its own clock-seeded randomness, so games are no longer reproducible.
         elo: limit strength to this Elo (``UCI_LimitStrength``); the range depends on the
             Stockfish version (15.1: 1350-2850) and is checked against the engine's own.
+        movetime: seconds to think per move (None: until ``depth``).
+        max_seconds: the guard rail: a move stops after this many seconds whatever the depth
+            (default ``DEFAULT_MOVE_SECONDS``, 10). A search cut short by it is no longer
+            reproducible; depth 1 finishes in about a millisecond.
         path: the binary; default ``stockfish`` on PATH, then /usr/games/stockfish.
         threads: engine threads (default 1, which with a fixed depth makes play deterministic).
 
     The binary is looked up when the opponent is made (a clear ``StockfishNotFoundError`` then),
-    and the engine process starts on the first move and ends with ``close()``.
+    and the engine process starts on the first move and ends with ``close()``. An engine that
+    dies, fails or does not answer in time raises ``PlayerFailedError``: its side loses.
 
     Example:
         >>> StockfishOpponent(depth=8, path="/no/stockfish")  # no binary: told at once
@@ -174,18 +184,26 @@ class StockfishOpponent(Opponent):
 
     def __init__(
         self,
-        depth: int = 1,
+        depth: int | None = 1,
         skill: int | None = None,
         elo: int | None = None,
         path: str | os.PathLike[str] | None = None,
         threads: int = 1,
+        movetime: float | None = None,
+        max_seconds: float = DEFAULT_MOVE_SECONDS,
     ) -> None:
         super().__init__()
-        if depth < 1:
-            raise ValueError(f"depth must be >= 1, got {depth}")
+        if depth is None and movetime is None:
+            depth = 1
+        if depth is not None and not 1 <= depth <= MAX_STOCKFISH_DEPTH:
+            raise ValueError(f"depth must be in 1..{MAX_STOCKFISH_DEPTH}, got {depth}")
         if skill is not None and not 0 <= skill <= 20:
             raise ValueError(f"skill must be in 0..20, got {skill}")
+        for name, seconds in (("movetime", movetime), ("max_seconds", max_seconds)):
+            if seconds is not None and not 0 < seconds < float("inf"):
+                raise ValueError(f"{name} must be a positive number of seconds, got {seconds}")
         self.depth, self.skill, self.elo, self.threads = depth, skill, elo, threads
+        self.movetime, self.max_seconds = movetime, max_seconds
         self.path = find_stockfish(path)
         self._engine: chess.engine.SimpleEngine | None = None
         self._game_token = object()
@@ -223,14 +241,26 @@ class StockfishOpponent(Opponent):
     def choose_move(self, board: chess.Board, legal_moves: Sequence[chess.Move]) -> chess.Move:
         import chess.engine
 
-        if self._engine is None:
-            self._engine = self._start()
-        result = self._engine.play(
-            board, chess.engine.Limit(depth=self.depth), game=self._game_token
-        )
+        seconds = min(self.movetime or self.max_seconds, self.max_seconds)
+        limit = chess.engine.Limit(depth=self.depth, time=seconds)
+        try:
+            if self._engine is None:
+                self._engine = self._start()
+            result = self._engine.play(board, limit, game=self._game_token)
+        except (chess.engine.EngineError, TimeoutError) as error:
+            self._abandon()
+            reason = "did not answer in time" if isinstance(error, TimeoutError) else error
+            raise PlayerFailedError(f"Stockfish failed in {board.fen()}: {reason}") from error
         if result.move is None:
-            raise RuntimeError(f"Stockfish returned no move for {board.fen()}")
+            raise PlayerFailedError(f"Stockfish returned no move for {board.fen()}")
         return result.move
+
+    def _abandon(self) -> None:
+        """Drop an engine that failed; the next move starts a fresh one."""
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            with contextlib.suppress(Exception):  # it is already gone: nothing left to release
+                engine.close()
 
     def close(self) -> None:
         if self._engine is not None:
@@ -238,11 +268,13 @@ class StockfishOpponent(Opponent):
             self._engine = None
 
     def __repr__(self) -> str:
-        return f"StockfishOpponent(depth={self.depth}, skill={self.skill}, elo={self.elo})"
+        settings = f"depth={self.depth}, skill={self.skill}, elo={self.elo}"
+        return f"StockfishOpponent({settings}, movetime={self.movetime})"
 
 
 class PolicyOpponent(Opponent):
-    """Plays the moves of a Stable-Baselines3 policy (PPO or MaskablePPO) trained on this env.
+    """Plays the moves of a Stable-Baselines3 model or policy (PPO or MaskablePPO) trained on
+    this env.
 
     The policy sees the board as the env showed it in training (``perspective``, and a
     ``{"board", "action_mask"}`` dict when its observation space is a Dict); illegal actions are
@@ -257,6 +289,7 @@ class PolicyOpponent(Opponent):
     ) -> None:
         super().__init__()
         self.model, self.deterministic, self.perspective = model, deterministic, perspective
+        self.policy = getattr(model, "policy", model)  # a model holds one; a policy is one
 
     def choose_move(self, board: chess.Board, legal_moves: Sequence[chess.Move]) -> chess.Move:
         import torch
@@ -264,13 +297,13 @@ class PolicyOpponent(Opponent):
         move_of_action = legal_actions(board)
         actions = np.fromiter(move_of_action, dtype=np.int64)
         tensor = board_to_tensor(board, self.perspective)  # type: ignore[arg-type]
-        if hasattr(self.model.observation_space, "spaces"):
-            mask = np.zeros(self.model.action_space.n, dtype=np.int8)
+        if hasattr(self.policy.observation_space, "spaces"):
+            mask = np.zeros(self.policy.action_space.n, dtype=np.int8)
             mask[actions] = 1
             observation: Any = {"board": tensor, "action_mask": mask}
         else:
             observation = tensor
-        policy = self.model.policy
+        policy = self.policy
         with torch.no_grad():
             obs_tensor, _ = policy.obs_to_tensor(observation)
             logits = policy.get_distribution(obs_tensor).distribution.logits[0].cpu().numpy()
@@ -289,7 +322,7 @@ class CallableOpponent(Opponent):
     Example:
         >>> def first_move(board):
         ...     return next(iter(board.legal_moves))
-        >>> opponent = make_opponent(first_move)
+        >>> opponent = CallableOpponent(first_move)
         >>> type(opponent).__name__, opponent.name, opponent(chess.Board()).uci()
         ('CallableOpponent', 'first_move', 'g1h3')
     """
@@ -304,27 +337,3 @@ class CallableOpponent(Opponent):
 
     def __repr__(self) -> str:
         return f"CallableOpponent({self.function!r})"
-
-
-def make_opponent(spec: str | Opponent | Callable[[chess.Board], chess.Move]) -> Opponent:
-    """An ``Opponent`` from a name ("random", "greedy", "stockfish"), an instance or a callable."""
-    if isinstance(spec, Opponent):
-        return spec
-    if isinstance(spec, str):
-        factories: dict[str, Callable[[], Opponent]] = {
-            "random": RandomOpponent,
-            "greedy": GreedyOpponent,
-            "stockfish": StockfishOpponent,
-        }
-        if spec not in factories:
-            raise ValueError(
-                f"unknown opponent {spec!r}; expected one of {list(OPPONENT_NAMES)}, "
-                "an Opponent, or a callable board -> chess.Move"
-            )
-        return factories[spec]()
-    if callable(spec):
-        return CallableOpponent(spec)
-    raise TypeError(
-        f"opponent must be a name in {list(OPPONENT_NAMES)}, an Opponent or a callable, "
-        f"got {type(spec).__name__}"
-    )

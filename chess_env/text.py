@@ -8,7 +8,6 @@ is explained and the agent may retry; once its retries are used up, an illegal a
 from __future__ import annotations
 
 import string
-from collections.abc import Callable
 from typing import Any
 
 import chess
@@ -17,11 +16,17 @@ from gymnasium import spaces
 from chess_env.episode import OpponentEpisode, check_choice
 from chess_env.fen import fen_of
 from chess_env.move_parsing import MoveParseError
-from chess_env.opponents import Opponent
+from chess_env.players import PlayerLike
 from chess_env.render import render_ansi
 from chess_env.rules import DEFAULT_MAX_PLIES
 
-__all__ = ["ACTION_MAX_LENGTH", "OBSERVATION_MAX_LENGTH", "ChessTextEnv"]
+__all__ = [
+    "ACTION_MAX_LENGTH",
+    "OBSERVATION_MAX_LENGTH",
+    "ChessTextEnv",
+    "position_prompt",
+    "rejection_line",
+]
 
 # The longest observation (218 legal moves in SAN, an error) has about 1,700 characters.
 OBSERVATION_MAX_LENGTH = 8192
@@ -44,7 +49,8 @@ class ChessTextEnv(OpponentEpisode):
     ``chess_env.move_parsing`` for what is read and how case is handled).
 
     Args:
-        opponent: "random" (default), "greedy", "stockfish", an ``Opponent``, or any callable
+        opponent: any player of ``chess_env.players`` (default "random"): a spec such as
+            "stockfish:3" or "alphabeta:2", an ``Opponent``, an SB3 model or a callable
             ``board -> chess.Move``, as for ``ChessEnv``.
         agent_color: "white" (default), "black", or "random" (drawn each episode from the seed).
         notation: how the legal moves are listed: "uci" (default) or "san" (about 55 times the
@@ -59,9 +65,10 @@ class ChessTextEnv(OpponentEpisode):
     Rewards are +1 for a win, -1 for a loss (an illegal answer with no retry left included) and
     0 otherwise, from the agent's side; an illegal answer that may be retried scores 0 and changes
     nothing on the board. ``info`` holds ``fen``, ``outcome`` ("checkmate", ..., "illegal_move",
-    or None), ``result``, ``opponent_move`` and ``agent_move`` (UCI or None), ``ply``,
-    ``legal_moves`` (UCI), ``agent_color``, ``retries_left``, ``illegal_attempts`` (this episode)
-    and ``last_error`` (``{"reason": code, "message": ...}`` until the next legal move, else None).
+    "opponent_failed" or None), ``result``, ``opponent_move`` and ``agent_move`` (UCI or None),
+    ``ply``, ``legal_moves`` (UCI), ``agent_color``, ``retries_left``, ``illegal_attempts`` (this
+    episode) and ``last_error`` (``{"reason": code, "message": ...}`` until the next legal move,
+    else None).
 
     Example:
         >>> env = ChessTextEnv(opponent="random")
@@ -78,7 +85,7 @@ class ChessTextEnv(OpponentEpisode):
 
     def __init__(
         self,
-        opponent: str | Opponent | Callable[[chess.Board], chess.Move] = "random",
+        opponent: PlayerLike = "random",
         agent_color: str = "white",
         notation: str = "uci",
         board_style: str = "ascii",
@@ -131,7 +138,7 @@ class ChessTextEnv(OpponentEpisode):
         opponent_move, reward = self._play_turn(move)
         self._failed_tries, self._last_error = 0, None
         info = self._info(move, opponent_move)
-        return self._observation(), reward, game.terminated, game.truncated, info
+        return self._observation(), reward, self._terminated, game.truncated, info
 
     def render(self) -> str | None:
         return self._observation() if self.render_mode == "ansi" else None
@@ -149,29 +156,21 @@ class ChessTextEnv(OpponentEpisode):
 
     def _observation(self) -> str:
         board = self._require_game().board
-        lines = [
-            self._headline(),
-            _board_text(board, self._agent, self.board_style),
-            _LEGENDS[self.board_style],
-            f"FEN: {board.fen()}",
-            _last_move_line(board),
-        ]
+        error = self._error_line(self._last_error) if self._last_error is not None else None
         if self._ended_by is None:
-            lines.append(f"Legal moves ({self.notation.upper()}): {' '.join(self._legal_list())}")
-        if self._last_error is not None:
-            lines.append(self._error_line(self._last_error))
-        if self._ended_by is None:
-            lines.append(_PROMPT)
-        return "\n".join(lines)
+            return position_prompt(
+                board, self._agent, self._legal_list(), self.notation, self.board_style, error
+            )
+        lines = [self._headline(), *_position_lines(board, self._agent, self.board_style)]
+        return "\n".join([*lines, error] if error else lines)
 
     def _headline(self) -> str:
         color = chess.COLOR_NAMES[self._agent]
         game = self._require_game()
-        if self._ended_by is None:
-            move = game.board.fullmove_number
-            return f"You play {color}. It is your move ({color} to move, move {move})."
         if self._ended_by == "illegal_move":
             verdict = "you lose by an illegal move"
+        elif self._ended_by == "opponent_failed":
+            verdict = "your opponent could not move, you win"
         elif game.outcome is None:
             verdict = "the game was stopped at the ply limit"
         elif game.outcome.winner is None:
@@ -187,17 +186,7 @@ class ChessTextEnv(OpponentEpisode):
         return game.legal_uci
 
     def _error_line(self, error: MoveParseError) -> str:
-        line = f"Your last answer was rejected ({error.reason}): {error}."
-        if self._ended_by is not None:
-            return line
-        left = self.retries_left
-        return f"{line} {left} {'retry' if left == 1 else 'retries'} left for this move."
-
-    def _result(self) -> str:
-        if self._ended_by == "illegal_move":
-            return "0-1" if self._agent == chess.WHITE else "1-0"
-        outcome = self._require_game().outcome
-        return outcome.result() if outcome else "*"
+        return rejection_line(error, None if self._ended_by is not None else self.retries_left)
 
     def _info(self, move: chess.Move | None, opponent_move: chess.Move | None) -> dict[str, Any]:
         game = self._require_game()
@@ -216,6 +205,46 @@ class ChessTextEnv(OpponentEpisode):
             "illegal_attempts": self._illegal_attempts,
             "last_error": {"reason": error.reason, "message": str(error)} if error else None,
         }
+
+
+def position_prompt(
+    board: chess.Board,
+    color: chess.Color,
+    legal: list[str],
+    notation: str = "uci",
+    board_style: str = "ascii",
+    error: str | None = None,
+) -> str:
+    """What a player to move reads: ``ChessTextEnv``'s observation of a live game.
+
+    ``legal`` lists the legal moves in ``notation``; ``error`` explains a rejected answer.
+    LLM players in the other envs (``chess_env.llm_player``) are shown the same text.
+    """
+    name = chess.COLOR_NAMES[color]
+    headline = f"You play {name}. It is your move ({name} to move, move {board.fullmove_number})."
+    lines = [headline, *_position_lines(board, color, board_style)]
+    lines.append(f"Legal moves ({notation.upper()}): {' '.join(legal)}")
+    return "\n".join([*lines, error, _PROMPT] if error else [*lines, _PROMPT])
+
+
+def rejection_line(error: MoveParseError, retries_left: int | None) -> str:
+    """Why an answer was refused, and the retries its move has left (None: the game is over)."""
+    line = f"Your last answer was rejected ({error.reason}): {error}."
+    if retries_left is None:
+        return line
+    return (
+        f"{line} {retries_left} {'retry' if retries_left == 1 else 'retries'} left for this move."
+    )
+
+
+def _position_lines(board: chess.Board, color: chess.Color, style: str) -> list[str]:
+    """The board from ``color``'s side, its legend, the FEN and the last move."""
+    return [
+        _board_text(board, color, style),
+        _LEGENDS[style],
+        f"FEN: {board.fen()}",
+        _last_move_line(board),
+    ]
 
 
 def _board_text(board: chess.Board, orientation: chess.Color, style: str) -> str:

@@ -1,12 +1,12 @@
 """``evaluate``: a seeded match of a chess agent against an opponent, as ``EvaluationResultDTO``.
 
 The games are ``ChessEnv`` episodes, so the rules (draw claims, the ply cap) are the env's; the
-agent plays white in even games and black in odd ones. The agent may be an SB3 model or policy
-(its logits masked to the legal moves unless ``masked=False``), a built-in player name
-(``random``, ``greedy``, ``stockfish:DEPTH``, ``alphabeta:DEPTH``), an ``Opponent`` or a callable
-``board -> chess.Move``. Game ``i`` is seeded from ``(seed, i)``: the same seed replays the match.
+agent plays white in even games and black in odd ones. The agent and the opponent are any player
+of ``chess_env.players``: an SB3 model or policy, or the path of a saved one (its logits masked to
+the legal moves unless ``masked=False``), a spec (``random``, ``stockfish:3``, ``alphabeta:2``,
+``openai:MODEL``, ...), an ``Opponent`` or a callable ``board -> chess.Move``. Game ``i`` is seeded
+from ``(seed, i)``: the same seed replays the match.
 
-- ``make_player(spec)``: an ``Opponent`` from a spec string such as ``stockfish:3``.
 - ``policy_logits(policy, observations)``: a batch of SB3 policy logits (4672 per board).
 """
 
@@ -26,7 +26,9 @@ from tqdm import tqdm  # text bars: tqdm.auto warns in Jupyter without ipywidget
 
 from chess_env import ChessEnv
 from chess_env.encoding import encode_move
-from chess_env.opponents import GreedyOpponent, Opponent, RandomOpponent, StockfishOpponent
+from chess_env.model_player import load_sb3_model
+from chess_env.opponents import Opponent
+from chess_env.players import PlayerLike, is_sb3_object, make_player, parse_player
 from chess_env.rules import DEFAULT_MAX_PLIES
 from training.dto import ColorRecordDTO, EvaluationResultDTO
 
@@ -35,54 +37,18 @@ __all__ = [
     "FinishedGame",
     "evaluate",
     "game_seed",
-    "make_player",
     "play_policy_games",
     "policy_logits",
 ]
 
 Chooser = Callable[[ChessEnv, np.ndarray], int]
 LOCKSTEP_GAMES = 32  # games a policy plays side by side, one batched forward pass per move
+LOCKSTEP_KINDS = ("random", "greedy", "alphabeta")
 
 
 def game_seed(seed: int, index: int) -> int:
     """The seed of game ``index`` of a match: independent streams, stable across processes."""
     return int(np.random.SeedSequence([seed, index]).generate_state(1, np.uint64)[0] >> 1)
-
-
-def make_player(spec: str | Opponent | Callable[[chess.Board], chess.Move]) -> Opponent:
-    """``random``, ``greedy``, ``stockfish[:DEPTH]``, ``alphabeta[:DEPTH]``, or as given.
-
-    Example:
-        >>> make_player("greedy")
-        GreedyOpponent()
-    """
-    if not isinstance(spec, str):
-        from chess_env.opponents import make_opponent
-
-        return make_opponent(spec)
-    name, _, argument = spec.partition(":")
-    depth = _depth(spec, argument)
-    if name == "random" and not argument:
-        return RandomOpponent()
-    if name == "greedy" and not argument:
-        return GreedyOpponent()
-    if name == "stockfish":
-        return StockfishOpponent(depth=depth or 1)
-    if name == "alphabeta":
-        from training.experts import AlphaBetaExpert
-
-        return AlphaBetaExpert(depth=depth or 2)
-    raise ValueError(
-        f"unknown player {spec!r}; expected random, greedy, stockfish[:DEPTH] or alphabeta[:DEPTH]"
-    )
-
-
-def _depth(spec: str, argument: str) -> int | None:
-    if not argument:
-        return None
-    if not argument.isdigit() or int(argument) < 1:
-        raise ValueError(f"{spec!r}: the depth after ':' must be a positive integer")
-    return int(argument)
 
 
 def policy_logits(policy: Any, observations: np.ndarray) -> np.ndarray:
@@ -95,14 +61,13 @@ def policy_logits(policy: Any, observations: np.ndarray) -> np.ndarray:
     return logits.cpu().numpy().astype(np.float64)
 
 
-def _sb3_policy(agent: Any) -> Any | None:
-    """The SB3 policy of a model or policy, or None for anything else."""
-    from stable_baselines3.common.base_class import BaseAlgorithm
-    from stable_baselines3.common.policies import BasePolicy
-
-    if isinstance(agent, BaseAlgorithm):
-        return agent.policy
-    return agent if isinstance(agent, BasePolicy) else None
+def _sb3_policy(agent: PlayerLike) -> Any | None:
+    """The SB3 policy of a model, a policy or a saved model's path; None for other players."""
+    if isinstance(agent, str | os.PathLike) and parse_player(os.fspath(agent)).kind == "model":
+        agent = load_sb3_model(parse_player(os.fspath(agent)).argument or "")
+    if not is_sb3_object(agent):
+        return None
+    return getattr(agent, "policy", agent)
 
 
 def _policy_chooser(policy: Any, masked: bool) -> Chooser:
@@ -153,8 +118,8 @@ class _Tally:
 
 
 def evaluate(
-    agent: Any,
-    opponent: str | Opponent | Callable[[chess.Board], chess.Move] = "random",
+    agent: PlayerLike,
+    opponent: PlayerLike = "random",
     *,
     games: int = 200,
     seed: int = 0,
@@ -166,9 +131,10 @@ def evaluate(
     """Play ``games`` games of ``agent`` against ``opponent``, colours alternating.
 
     Args:
-        agent: an SB3 model or policy trained on ``ChessEnv``'s board observation, a player spec
-            (see ``make_player``), an ``Opponent`` or a callable ``board -> chess.Move``.
-        opponent: the other side, the same kinds of spec (not an SB3 model).
+        agent: an SB3 model or policy trained on ``ChessEnv``'s board observation, a saved
+            model's path (``runs/x/model.zip`` or ``model:PATH``), any other player spec (see
+            ``chess_env.players``), an ``Opponent`` or a callable ``board -> chess.Move``.
+        opponent: the other side, any player (an SB3 model plays one game at a time).
         games: games to play (at least 1).
         seed: seeds every game, the opponent's choices included.
         max_plies: the env's ply cap; a capped game is a draw ("max_plies").
@@ -246,9 +212,9 @@ class FinishedGame:
 
 
 def _lockstep_opponent(opponent: object) -> bool:
-    """Cheap, named opponents get one instance per game, so games can run side by side;
-    engines (one process each) and given instances play one game at a time."""
-    return isinstance(opponent, str) and not opponent.startswith("stockfish")
+    """Named opponents with no process or endpoint get one instance per game, so games can run
+    side by side; engines, models, LLMs and given instances play one game at a time."""
+    return isinstance(opponent, str) and parse_player(opponent).kind in LOCKSTEP_KINDS
 
 
 def _new_game(index: int, opponent: Opponent, max_plies: int | None) -> ChessEnv:
@@ -340,8 +306,8 @@ def _play(env: ChessEnv, choose: Chooser, seed: int) -> tuple[float, str, int]:
 
 
 def _name(agent: Any) -> str:
-    if isinstance(agent, str):
-        return agent
+    if isinstance(agent, str | os.PathLike):
+        return os.fspath(agent)
     return getattr(agent, "name", None) or type(agent).__name__
 
 

@@ -17,7 +17,8 @@ import chess.pgn
 import pytest
 from pydantic import ValidationError
 
-from chess_env.agents import MOVE_SIGNATURE, ScriptedTextAgent, board_from_text
+from chess_env.agents import ScriptedTextAgent, board_from_text
+from chess_env.llm_player import MOVE_SIGNATURE
 from chess_env.evaluation import EvaluationReport, evaluate_agent
 from chess_env.game import AgentConfig, AgentStats
 from envkit.llm import LLMAgent, LLMSettings
