@@ -2,34 +2,37 @@
 
 Sections: ``simulation``, ``agents``, ``state_variables`` (``agent_vars``, ``global_vars``),
 ``actions`` (one definition per field of the action each agent takes per turn), ``engine``
-(``dynamics: "package.module:function"``; its other keys are parameters for the dynamics) and
-``observability``. The ``validator``, ``llm`` and ``logging`` sections of older configs are kept
-as given, for LLM runners. Every rejection is a ``ConfigError`` naming the field path.
+(``dynamics: "package.module:function"``, imported at load so a world that cannot run never
+loads; its other keys are parameters for the dynamics) and ``observability``. The ``validator``,
+``llm`` and ``logging`` sections of older configs are kept as given, for LLM runners. Every
+rejection is a ``ConfigError`` naming the field path; a value outside a fixed set (a level, a
+type, a distribution) is named with every allowed value.
 """
 
 from __future__ import annotations
 
 import difflib
 import hashlib
+import importlib
 import json
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
-    field_validator,
     model_validator,
 )
 
-from multiagent.errors import CircularSchemaError, ConfigError, StateValidationError
+from multiagent.errors import CircularSchemaError, ConfigError, StateValidationError, not_one_of
 from multiagent.state import validate_value
 from multiagent.variables import (
     MAX_DICT_DEPTH,
@@ -50,6 +53,7 @@ __all__ = [
     "SimulationSettings",
     "StateVariablesConfig",
     "load_config",
+    "resolve_dynamics",
 ]
 
 GLOBAL_TARGET = "global"
@@ -69,6 +73,22 @@ class ObservabilityLevel(str, Enum):
     UNAWARE = "unaware"  # nothing: the target is absent
     EXTERNAL = "external"  # its external (public) variables
     INSIDER = "insider"  # everything
+
+
+def _noise_level(noise: Any) -> Any:
+    """Null is no noise; a bool is a YAML slip (``noise: yes``), not a level."""
+    if isinstance(noise, bool):
+        raise ValueError(f"noise must be a number in [0, 1], got {noise!r}")
+    return 0.0 if noise is None else noise
+
+
+# One number is both a relative error (numbers) and a flip probability (bools, categories):
+# beyond 1 it is no probability, and a relative error that flips a value's sign.
+NoiseLevel = Annotated[
+    float,
+    Field(ge=0.0, le=1.0, allow_inf_nan=False, description="Relative error and flip probability"),
+    BeforeValidator(_noise_level),  # after Field, or NaN fails as "not >= 0", not as non-finite
+]
 
 
 class SimulationSettings(BaseModel):
@@ -181,7 +201,7 @@ class ObservabilityEntry(BaseModel):
     observer: str
     target: str
     level: ObservabilityLevel
-    noise: float = Field(0.0, ge=0.0)
+    noise: NoiseLevel = 0.0
 
     @model_validator(mode="before")
     @classmethod
@@ -195,11 +215,6 @@ class ObservabilityEntry(BaseModel):
             )
         return dict(zip(("observer", "target", "level", "noise"), row, strict=False))
 
-    @field_validator("noise", mode="before")
-    @classmethod
-    def _null_is_zero(cls, noise: Any) -> Any:
-        return 0.0 if noise is None else noise
-
 
 class DefaultObservability(BaseModel):
     """How an observer sees a target the matrix does not list (default: unaware).
@@ -211,7 +226,7 @@ class DefaultObservability(BaseModel):
 
     model_config = _STRICT
     level: ObservabilityLevel = ObservabilityLevel.UNAWARE
-    noise: float = Field(0.0, ge=0.0)
+    noise: NoiseLevel = 0.0
 
 
 class ObservabilityConfig(BaseModel):
@@ -232,7 +247,7 @@ class ObservabilityConfig(BaseModel):
     variable_visibility: VariableVisibilityConfig = Field(default_factory=VariableVisibilityConfig)
     matrix: list[ObservabilityEntry] = Field(default_factory=list)
     default: DefaultObservability = Field(default_factory=DefaultObservability)
-    distribution: str = Field("uniform", pattern="^(uniform|gaussian)$")
+    distribution: Literal["uniform", "gaussian"] = "uniform"
 
 
 class SimulationConfig(BaseModel):
@@ -333,15 +348,31 @@ def _below(annotation: Any, part: Any) -> Any:
     return None
 
 
-def _valid_keys(loc: tuple[Any, ...]) -> list[str]:
-    """The keys the model at ``loc`` accepts, for "did you mean"."""
+def _annotation_at(loc: tuple[Any, ...]) -> Any:
+    """The annotation of the field at ``loc``, optional unwrapped (None when unknown)."""
     annotation: Any = SimulationConfig
     for part in loc:
         annotation = _below(annotation, part)
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    return annotation
+
+
+def _valid_keys(loc: tuple[Any, ...]) -> list[str]:
+    """The keys the model at ``loc`` accepts, for "did you mean"."""
+    annotation = _annotation_at(loc)
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return [field.alias or name for name, field in annotation.model_fields.items()]
+    return []
+
+
+def _choices(loc: tuple[Any, ...]) -> list[str]:
+    """The values the Literal or Enum field at ``loc`` allows (empty for any other field)."""
+    annotation = _annotation_at(loc)
+    if isinstance(annotation, type) and issubclass(annotation, Enum):
+        return [str(member.value) for member in annotation]
+    if typing.get_origin(annotation) is Literal:
+        return [str(value) for value in typing.get_args(annotation)]
     return []
 
 
@@ -351,14 +382,56 @@ def _describe(error: ValidationError) -> str:
         loc = tuple(
             p for p in item["loc"] if not (isinstance(p, str) and p.startswith("function-"))
         )
+        choices = _choices(loc) if item["type"] in ("literal_error", "enum") else []
         if item["type"] == "extra_forbidden":
             hint = difflib.get_close_matches(str(loc[-1]), _valid_keys(loc[:-1]), n=1)
             suggestion = f"; did you mean '{hint[0]}'?" if hint else ""
             lines.append(f"{_path(loc)}: unknown key{suggestion}")
+        elif choices:
+            lines.append(f"{_path(loc)}: {not_one_of(item['input'], choices)}")
         else:
             message = item["msg"].removeprefix("Value error, ")
             lines.append(f"{_path(loc)}: {message}")
     return "\n".join(lines)
+
+
+def resolve_dynamics(target: str) -> Callable[..., Any]:
+    """The function ``"package.module:function"`` names, or a ``ConfigError`` saying why not.
+
+    Example:
+        >>> resolve_dynamics("multiagent.worlds.forage:dynamics").__name__
+        'dynamics'
+        >>> resolve_dynamics("multiagent.worlds.forage:dynamic")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        multiagent.errors.ConfigError: engine.dynamics: ...; did you mean 'dynamics'?
+    """
+    module_name, _, name = target.partition(":")
+    prefix = f"engine.dynamics: {target!r}"
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as error:  # a module's own code may raise anything while it loads
+        reason = _import_failure(module_name, error)
+        raise ConfigError(f"{prefix} cannot be imported: {reason}") from error
+    if not hasattr(module, name):
+        public = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")]
+        hint = difflib.get_close_matches(name, public, n=1)
+        raise ConfigError(
+            f"{prefix} cannot be imported: module {module_name!r} has no attribute {name!r}"
+            + (f"; did you mean {hint[0]!r}?" if hint else "")
+        )
+    function = getattr(module, name)
+    if not callable(function):
+        raise ConfigError(f"{prefix} is not callable: {name} is of type {type(function).__name__}")
+    return function  # type: ignore[no-any-return]
+
+
+def _import_failure(module_name: str, error: Exception) -> str:
+    """Why ``module_name`` did not import: it is missing, or its own code failed."""
+    missing = error.name if isinstance(error, ModuleNotFoundError) else None
+    if missing and (module_name == missing or module_name.startswith(f"{missing}.")):
+        return f"no module named {missing!r}"
+    return f"importing {module_name!r} raised {type(error).__name__}: {error}"
 
 
 def _reject_cycles(data: Mapping[str, Any]) -> None:
@@ -442,11 +515,21 @@ def _cross_checks(config: SimulationConfig) -> list[str]:
                 validate_value(defn, value, path)
             except StateValidationError as error:
                 problems += [f"{p}: {m}" for p, m in error.errors]
-    close = difflib.get_close_matches("dynamics", list(config.engine.params), n=1, cutoff=0.75)
-    if close:
-        problems.append(f"engine.{close[0]}: unknown key; did you mean 'dynamics'?")
+    problems += _check_engine(config.engine)
     if config.observability is not None:
         problems += _check_observability(config)
+    return problems
+
+
+def _check_engine(engine: EngineConfig) -> list[str]:
+    """A misspelt ``dynamics`` key, or dynamics that cannot run."""
+    close = difflib.get_close_matches("dynamics", list(engine.params), n=1, cutoff=0.75)
+    problems = [f"engine.{key}: unknown key; did you mean 'dynamics'?" for key in close]
+    if engine.dynamics is not None:
+        try:
+            resolve_dynamics(engine.dynamics)
+        except ConfigError as error:
+            problems.append(str(error))
     return problems
 
 

@@ -18,7 +18,6 @@ sees everything, exactly. Partial observability and noise are wrappers
 from __future__ import annotations
 
 import copy
-import importlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec
 
-from multiagent.config import SimulationConfig, load_config
+from multiagent.config import SimulationConfig, load_config, resolve_dynamics
 from multiagent.dto import SimulationSnapshot
 from multiagent.errors import StateValidationError
 from multiagent.observability import ObservabilityPlan, observe_all
@@ -60,17 +59,9 @@ def _static(
 
 
 def load_dynamics(target: str | None) -> Dynamics:
-    """The function named ``"package.module:function"`` (the no-op dynamics for None)."""
-    if target is None:
-        return _static
-    module_name, _, function_name = target.partition(":")
-    try:
-        function = getattr(importlib.import_module(module_name), function_name)
-    except (ImportError, AttributeError) as error:
-        raise ValueError(f"engine.dynamics {target!r} cannot be imported: {error}") from None
-    if not callable(function):
-        raise ValueError(f"engine.dynamics {target!r} is not callable")
-    return function  # type: ignore[no-any-return]
+    """The function named ``"package.module:function"`` (the no-op dynamics for None), resolved
+    as ``load_config`` checked it; a ``ConfigError`` when it cannot be."""
+    return _static if target is None else resolve_dynamics(target)
 
 
 def as_config(config: SimulationConfig | str | Path | Mapping[str, Any]) -> SimulationConfig:

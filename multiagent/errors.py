@@ -1,8 +1,13 @@
-"""Exceptions of the worlds package: every one names the field path it is about."""
+"""Exceptions of the worlds package (every one names the field path it is about), and the wording
+they share for a value outside a fixed set."""
 
 from __future__ import annotations
 
-__all__ = ["CircularSchemaError", "ConfigError", "StateValidationError"]
+import difflib
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["CircularSchemaError", "ConfigError", "StateValidationError", "not_one_of"]
 
 
 class ConfigError(ValueError):
@@ -19,3 +24,19 @@ class StateValidationError(ValueError):
     def __init__(self, errors: list[tuple[str, str]]) -> None:
         self.errors = errors
         super().__init__("\n".join(f"{path}: {message}" for path, message in errors))
+
+
+def not_one_of(value: Any, allowed: Sequence[str]) -> str:
+    """The bad value and every allowed one, so a typo can be fixed from the message alone.
+
+    Example:
+        >>> not_one_of("Insider", ["unaware", "external", "insider"])
+        "'Insider' is not one of unaware, external, insider; did you mean 'insider'?"
+    """
+    message = f"{value!r} is not one of {', '.join(allowed)}"
+    if not isinstance(value, str):
+        return message
+    # Stricter than difflib's default, which offers 'uniform' for 'normal'.
+    by_lower = {choice.lower(): choice for choice in allowed}
+    close = difflib.get_close_matches(value.lower(), list(by_lower), n=1, cutoff=0.76)
+    return message + (f"; did you mean {by_lower[close[0]]!r}?" if close else "")

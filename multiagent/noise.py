@@ -4,7 +4,7 @@ Each noisy number is a function of (env seed, turn, observer, target, variable p
 and paths are hashed with hashlib and mixed with splitmix64 in numpy, so the same seed gives the
 same noise in every process, whatever else was observed first.
 
-Per leaf value, with noise level ``n``:
+Per leaf value, with noise level ``n`` (in [0, 1]: ``load_config`` refuses any other):
 - float: ``v * (1 + U(-n, n))`` (or ``v * (1 + N(0, n))`` with ``gaussian``), clipped to the
   variable's min/max;
 - int: the same, rounded to the nearest integer, clipped;

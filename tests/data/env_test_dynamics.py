@@ -1,4 +1,5 @@
-"""Dynamics for tests/multiagent/test_env.py: each one is wrong (or special) in one known way.
+"""Dynamics for tests/multiagent/test_env.py and test_config.py: each one is wrong (or special)
+in one known way.
 
 The config of those tests has agents A and B with a ``gold`` float (min 0) and an ``action`` of
 one ``delta`` float; ``engine.dynamics`` names these as ``"env_test_dynamics:<function>"`` (the
@@ -67,3 +68,7 @@ def terminate_a(
 ) -> Transition:
     """Terminates A after its first turn; B plays on."""
     return Transition(_next(state), terminations={"A": True})
+
+
+# Not a function: a config naming it (tests/multiagent/test_config.py) must not load.
+DELTA_FIELD = "delta"

@@ -1,8 +1,9 @@
 """``load_config``: every rejection is a ``ConfigError`` that names the field path.
 
 Covers the load-time limits (nesting depth), defaults that must conform to their definition,
-unknown keys with a "did you mean", YAML errors, schema cycles through anchors, agents, the engine
-section, observability, and old configs that must keep loading unchanged.
+unknown keys with a "did you mean", values outside a fixed set (named with the allowed ones), YAML
+errors, schema cycles through anchors, agents, the engine section (its dynamics imported at load),
+observability and its noise range, and old configs that must keep loading unchanged.
 """
 
 from __future__ import annotations
@@ -11,16 +12,21 @@ import contextlib
 import copy
 import math
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from multiagent import parallel_env
 from multiagent.config import ObservabilityLevel, SimulationConfig, load_config
 from multiagent.errors import CircularSchemaError, ConfigError
 from multiagent.variables import VariableDefinition
 
-WORLDS = Path(__file__).resolve().parent.parent / "data" / "worlds"
+DATA = Path(__file__).resolve().parent.parent / "data"
+WORLDS = DATA / "worlds"
 
 
 def world(**sections: Any) -> dict[str, Any]:
@@ -348,8 +354,9 @@ def test_unknown_key_far_from_any_valid_key_has_no_suggestion() -> None:
 
 def test_engine_parameters_are_kept() -> None:
     """The engine's other keys are parameters for the dynamics, not typos."""
-    config = load_config(world(engine={"dynamics": "pkg.mod:step", "interest_rate": 0.05}))
-    assert config.engine.dynamics == "pkg.mod:step"
+    dynamics = "multiagent.worlds.forage:dynamics"
+    config = load_config(world(engine={"dynamics": dynamics, "interest_rate": 0.05}))
+    assert config.engine.dynamics == dynamics
     assert config.engine.params == {"interest_rate": 0.05}
 
 
@@ -357,6 +364,110 @@ def test_engine_dynamics_must_name_module_and_function() -> None:
     assert "engine.dynamics: String should match pattern" in config_error(
         world(engine={"dynamics": "no_colon_here"})
     )
+
+
+# -- engine.dynamics is imported at load ---------------------------------------------------------
+
+
+@pytest.fixture
+def dynamics_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make ``tests/data/env_test_dynamics.py`` importable by the name configs give it."""
+    monkeypatch.syspath_prepend(str(DATA))
+
+
+BAD_DYNAMICS = [
+    pytest.param(
+        "no_such_module_q7:step",
+        "engine.dynamics: 'no_such_module_q7:step' cannot be imported: "
+        "no module named 'no_such_module_q7'",
+        id="module-missing",
+    ),
+    pytest.param(
+        "multiagent.worlds.atlantis:dynamics",
+        "engine.dynamics: 'multiagent.worlds.atlantis:dynamics' cannot be imported: "
+        "no module named 'multiagent.worlds.atlantis'",
+        id="submodule-missing",
+    ),
+    pytest.param(
+        "env_test_dynamics:add_delt",
+        "engine.dynamics: 'env_test_dynamics:add_delt' cannot be imported: "
+        "module 'env_test_dynamics' has no attribute 'add_delt'; did you mean 'add_delta'?",
+        id="function-missing",
+    ),
+    pytest.param(
+        "env_test_dynamics:DELTA_FIELD",
+        "engine.dynamics: 'env_test_dynamics:DELTA_FIELD' is not callable: "
+        "DELTA_FIELD is of type str",
+        id="not-callable",
+    ),
+]
+
+
+@pytest.mark.parametrize(("dynamics", "expected"), BAD_DYNAMICS)
+def test_dynamics_that_cannot_run_are_refused_at_load(
+    dynamics_on_path: None, dynamics: str, expected: str
+) -> None:
+    assert config_error(world(engine={"dynamics": dynamics})) == expected
+
+
+@pytest.mark.parametrize(
+    ("code", "raised"),
+    [
+        (
+            "import no_such_dependency_q7\n",
+            "ModuleNotFoundError: No module named 'no_such_dependency_q7'",
+        ),
+        ("1 / 0\n", "ZeroDivisionError: division by zero"),
+    ],
+    ids=["missing-dependency", "bug"],
+)
+def test_dynamics_module_that_fails_to_import_is_named_with_its_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: str, raised: str
+) -> None:
+    """A module that exists but whose own code fails is not reported as missing."""
+    (tmp_path / "broken_dynamics_q7.py").write_text(code, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert config_error(world(engine={"dynamics": "broken_dynamics_q7:step"})) == (
+        "engine.dynamics: 'broken_dynamics_q7:step' cannot be imported: "
+        f"importing 'broken_dynamics_q7' raised {raised}"
+    )
+    assert "broken_dynamics_q7" not in sys.modules
+
+
+def test_importable_dynamics_load(dynamics_on_path: None) -> None:
+    config = load_config(world(engine={"dynamics": "env_test_dynamics:add_delta"}))
+    assert config.engine.dynamics == "env_test_dynamics:add_delta"
+
+
+def test_bad_dynamics_are_reported_with_the_other_problems() -> None:
+    message = config_error(
+        world(agents=[{"name": "A"}, {"name": "A"}], engine={"dynamics": "no_such_module_q7:f"})
+    )
+    assert message.splitlines() == [
+        "agents: agent name 'A' is used more than once",
+        "engine.dynamics: 'no_such_module_q7:f' cannot be imported: "
+        "no module named 'no_such_module_q7'",
+    ]
+
+
+def test_a_refused_config_changes_nothing(dynamics_on_path: None) -> None:
+    """The dict given is left as it was, no module stays behind, and the next load is unharmed."""
+    source = world(engine={"dynamics": "no_such_module_q7:step", "rate": 0.5})
+    before = copy.deepcopy(source)
+    config_error(source)
+    assert source == before
+    assert "no_such_module_q7" not in sys.modules
+    source["engine"]["dynamics"] = "env_test_dynamics:add_delta"
+    assert load_config(source).engine.params == {"rate": 0.5}
+
+
+def test_env_resolves_dynamics_as_load_config_checks_them() -> None:
+    """One resolver: a config validated without ``load_config`` fails the same way in the env."""
+    source = world(engine={"dynamics": "no_such_module_q7:step"})
+    config = SimulationConfig.model_validate(source)
+    with pytest.raises(ConfigError) as caught:
+        parallel_env(config)
+    assert str(caught.value) == config_error(source)
 
 
 def test_unknown_agent_key_is_named_with_nearest_valid_key() -> None:
@@ -658,7 +769,7 @@ OBSERVABILITY_ERRORS = [
     ),
     pytest.param(
         {"matrix": [["A", "B", "visible", 0.1]]},
-        "observability.matrix[0].level: Input should be 'unaware', 'external' or 'insider'",
+        "observability.matrix[0].level: 'visible' is not one of unaware, external, insider",
         id="unknown-level",
     ),
     pytest.param(
@@ -730,6 +841,146 @@ def test_observability_can_be_disabled() -> None:
 def test_matrix_row_with_extra_elements_is_rejected() -> None:
     assert "observability.matrix[0]" in config_error(
         observed(matrix=[["A", "B", "external", 0.1, "insider"]])
+    )
+
+
+# -- noise: a relative error and a flip probability, so a finite number in [0, 1] ----------------
+
+NOISE_OUT_OF_RANGE = [
+    pytest.param(
+        {"matrix": [["A", "B", "external", 1.5]]},
+        "observability.matrix[0].noise: Input should be less than or equal to 1",
+        id="above-1",
+    ),
+    pytest.param(
+        {"default": {"level": "external", "noise": 2}},
+        "observability.default.noise: Input should be less than or equal to 1",
+        id="default-above-1",
+    ),
+    pytest.param(
+        {"matrix": [["A", "B", "external", math.inf]]},
+        "observability.matrix[0].noise: Input should be a finite number",
+        id="infinite",
+    ),
+    pytest.param(
+        {"default": {"noise": math.nan}},
+        "observability.default.noise: Input should be a finite number",
+        id="nan",
+    ),
+    pytest.param(
+        {"matrix": [["A", "B", "external", True]]},
+        "observability.matrix[0].noise: noise must be a number in [0, 1], got True",
+        id="bool",
+    ),
+]
+
+
+@pytest.mark.parametrize(("observability", "expected"), NOISE_OUT_OF_RANGE)
+def test_noise_outside_its_range_is_refused_with_its_path(
+    observability: dict[str, Any], expected: str
+) -> None:
+    assert config_error(observed(**observability)) == expected
+
+
+def test_noise_at_its_bounds_loads() -> None:
+    config = load_config(
+        observed(matrix=[["A", "B", "external", 0], ["B", "A", "external", 1]], default={})
+    )
+    assert config.observability is not None
+    assert [entry.noise for entry in config.observability.matrix] == [0.0, 1.0]
+
+
+def test_null_default_noise_is_zero() -> None:
+    config = load_config(observed(default={"level": "external", "noise": None}))
+    assert config.observability is not None
+    assert config.observability.default.noise == 0.0
+
+
+# -- values outside a fixed set: named with every allowed value ----------------------------------
+
+LEVELS = [level.value for level in ObservabilityLevel]
+TYPES = "float, int, bool, categorical, dict, list, tuple, str, object"
+NOT_ONE_OF = [
+    pytest.param(
+        observed(
+            matrix=[
+                ["A", "A", "insider"],
+                ["A", "B", "external"],
+                ["B", "A", "external"],
+                ["B", "B", "omniscient"],
+            ]
+        ),
+        "observability.matrix[3].level: 'omniscient' is not one of unaware, external, insider",
+        id="matrix-level",
+    ),
+    pytest.param(
+        observed(default={"level": "Insider"}),
+        "observability.default.level: 'Insider' is not one of unaware, external, insider; "
+        "did you mean 'insider'?",
+        id="default-level",
+    ),
+    pytest.param(
+        observed(matrix=[{"observer": "A", "target": "B", "level": 2}]),
+        "observability.matrix[0].level: 2 is not one of unaware, external, insider",
+        id="level-not-a-string",
+    ),
+    pytest.param(
+        observed(distribution="normal"),
+        "observability.distribution: 'normal' is not one of uniform, gaussian",
+        id="distribution",
+    ),
+    pytest.param(
+        with_agent_vars(gold={"type": "flaot"}),
+        f"state_variables.agent_vars.gold.type: 'flaot' is not one of {TYPES}; "
+        "did you mean 'float'?",
+        id="variable-type",
+    ),
+    pytest.param(
+        with_agent_vars(inv={"type": "dict", "key_type": "str", "value_type": "Int"}),
+        f"state_variables.agent_vars.inv.value_type.type: 'Int' is not one of {TYPES}; "
+        "did you mean 'int'?",
+        id="value-type-short-form",
+    ),
+    pytest.param(
+        world(actions={"pos": {"type": "tuple", "item_types": ["float", "point"]}}),
+        f"actions.pos.item_types[1].type: 'point' is not one of {TYPES}",
+        id="tuple-element-type",
+    ),
+    pytest.param(
+        world(
+            state_variables={
+                "global_vars": {"o": {"type": "object", "schema": {"f": {"type": "enum"}}}}
+            }
+        ),
+        f"state_variables.global_vars.o.schema.f.type: 'enum' is not one of {TYPES}",
+        id="object-field-type",
+    ),
+    pytest.param(
+        world(
+            state_variables={
+                "global_vars": {
+                    "prices": {"type": "dict", "key_type": "float", "value_type": "int"}
+                }
+            }
+        ),
+        "state_variables.global_vars.prices.key_type: 'float' is not one of str, int",
+        id="key-type",
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), NOT_ONE_OF)
+def test_value_outside_a_fixed_set_is_named_with_the_allowed_ones(
+    source: dict[str, Any], expected: str
+) -> None:
+    assert config_error(source) == expected
+
+
+@given(level=st.text().filter(lambda text: text not in LEVELS))
+def test_any_unknown_level_is_refused_with_that_level_in_the_message(level: str) -> None:
+    message = config_error(observed(matrix=[["A", "B", level, 0.1]]))
+    assert message.startswith(
+        f"observability.matrix[0].level: {level!r} is not one of unaware, external, insider"
     )
 
 
