@@ -34,7 +34,10 @@ class ChessAECEnv(AECEnv, EzPickle):
     """Two-player chess with the AlphaZero action encoding (index-compatible with chess_v6).
 
     Args:
-        render_mode: None, "ansi", "svg" or "rgb_array".
+        render_mode: None (default), "human" (prints the unicode board and the last move to
+            stdout after every reset and step, from white's side, no window; ``render()`` prints
+            it again and returns None), "ansi" (``render()`` returns that board as text), "svg"
+            or "rgb_array" (a (400, 400, 3) uint8 image).
         max_plies: truncate after this many plies (default 512; None: no cap).
         claim_draws: end on threefold repetition and the 50-move rule (default True).
 
@@ -45,6 +48,11 @@ class ChessAECEnv(AECEnv, EzPickle):
         >>> mask = observation["action_mask"]
         >>> env.agent_selection, observation["observation"].shape, int(mask.sum())
         ('player_0', (8, 8, 12), 20)
+        >>> action = env.action_space("player_0").sample(mask=mask)  # a random legal move
+        >>> env.step(action)
+        >>> env.agent_selection
+        'player_1'
+        >>> env.close()
     """
 
     metadata = {
@@ -111,6 +119,7 @@ class ChessAECEnv(AECEnv, EzPickle):
         self.truncations = dict.fromkeys(AGENTS, False)
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in AGENTS}
         self.agent_selection = self._agent_to_move()
+        self._render_human()
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
@@ -135,9 +144,19 @@ class ChessAECEnv(AECEnv, EzPickle):
             self.infos = {a: {"outcome": reason, "result": result} for a in AGENTS}
         self.agent_selection = self._agent_to_move()
         self._accumulate_rewards()
+        self._render_human()
 
     def render(self) -> str | np.ndarray | None:
         return render(self.board, self.render_mode)
+
+    def close(self) -> None:
+        """Nothing to release ("human" prints, it opens no window); PettingZoo's ``api_test``
+        wants ``close`` wherever ``render`` is defined."""
+
+    def _render_human(self) -> None:
+        """PettingZoo's classic envs render "human" inside reset and step, as Gymnasium does."""
+        if self.render_mode == "human":
+            self.render()
 
     def _agent_to_move(self) -> str:
         return AGENTS[0] if self.game.board.turn == chess.WHITE else AGENTS[1]

@@ -42,12 +42,18 @@ class ChessEnv(OpponentEpisode):
 
     Observation: the (8, 8, 12) uint8 board tensor from the agent's side (``obs_mode="board"``),
     or ``{"board": ..., "action_mask": (4672,) int8}`` (``obs_mode="dict"``, for RLlib-style
-    masking). ``env.action_masks()`` (sb3-contrib's convention) and ``info["action_mask"]`` give the
-    bool mask; once the episode has ended the mask is all False and ``legal_moves`` empty.
+    masking). The legal actions come two ways: ``info["action_mask"]``, (4672,) int8 0/1 as
+    Gymnasium's ``env.action_space.sample(mask=info["action_mask"])`` wants it, and
+    ``env.action_masks()``, the same mask as bool (sb3-contrib's convention; index with it, since
+    ``~`` of the int8 mask gives -1/-2). Once the episode has ended both masks are all zeros and
+    ``legal_moves`` is empty.
 
     Args:
-        opponent: "random" (default), "greedy", "stockfish", an ``Opponent``, or any callable
-            ``board -> chess.Move`` (called on a copy of the board).
+        opponent: any player of ``chess_env.players`` (default "random"): a spec ("greedy",
+            "stockfish:3", "stockfish?elo=1500", "alphabeta:2", "runs/x/model.zip",
+            "openai:MODEL", "human"), an ``Opponent``, an SB3 model or policy, or any callable
+            ``board -> chess.Move`` (called on a copy of the board). An opponent that cannot
+            move (its engine died or overran) loses: outcome "opponent_failed", reward +1.
         agent_color: "white" (default), "black", or "random" (drawn each episode from the seed).
         perspective: "side_to_move" (default; the agent's pieces in channels 0-5, playing up the
             board) or "white" (absolute: white's pieces first, rank 8 in row 0).
@@ -62,12 +68,15 @@ class ChessEnv(OpponentEpisode):
             plies included (default 512; None: no cap).
         claim_draws: end on threefold repetition and the 50-move rule (default True; see
             ``chess_env.rules`` for exactly when).
-        render_mode: None, "ansi", "svg" or "rgb_array".
+        render_mode: None (default), "human" (prints the unicode board and the last move to
+            stdout after every reset and step, no window; ``render()`` prints it again and
+            returns None), "ansi" (``render()`` returns that board as text), "svg" or "rgb_array"
+            (a (400, 400, 3) uint8 image).
 
     Rewards are +1 for a win, -1 for a loss and 0 for a draw, from the agent's side. ``info``
     holds ``fen``, ``outcome`` (termination reason, e.g. "checkmate", or None), ``result``
     ("1-0", "0-1", "1/2-1/2", "*"), ``opponent_move`` (UCI or None), ``ply``, ``legal_moves``
-    (UCI), ``action_mask`` and ``agent_color``.
+    (UCI), ``action_mask`` ((4672,) int8) and ``agent_color``.
 
     ``reset(options={"fen": ..., "moves": [uci, ...]})`` starts from any legal position and
     opening. Stockfish and callables are external: only "random", "greedy" and policy opponents
@@ -78,6 +87,10 @@ class ChessEnv(OpponentEpisode):
         >>> obs, info = env.reset(seed=0)
         >>> obs.shape, int(env.action_masks().sum()), info["legal_moves"][:3]
         ((8, 8, 12), 20, ['g1h3', 'g1f3', 'b1c3'])
+        >>> _ = env.action_space.seed(0)
+        >>> action = env.action_space.sample(mask=info["action_mask"])  # a random legal move
+        >>> bool(env.action_masks()[action]), info["action_mask"].dtype
+        (True, dtype('int8'))
         >>> obs, reward, terminated, truncated, info = env.step(2421)  # e2e4
         >>> info["ply"], reward, terminated, info["fen"].split()[1]
         (2, 0.0, False, 'w')
@@ -124,9 +137,16 @@ class ChessEnv(OpponentEpisode):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         opponent_move = self._start_episode(seed, options)
-        return self._observation(), self._info(opponent_move)
+        observation, info = self._observation(), self._info(opponent_move)
+        self._render_human()
+        return observation, info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        result = self._step(action)
+        self._render_human()
+        return result
+
+    def _step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         game = self._require_live_game()
         index = check_action_range(action)
         try:
@@ -140,7 +160,7 @@ class ChessEnv(OpponentEpisode):
         if self.reward_shaping:
             reward += MATERIAL_REWARD_SCALE * (self._material() - material_before)
         observation, info = self._observation(), self._info(opponent_move)
-        return observation, reward, game.terminated, game.truncated, info
+        return observation, reward, self._terminated, game.truncated, info
 
     def action_masks(self) -> np.ndarray:
         """The (4672,) bool mask of the agent's legal actions (all False once the episode ended)."""
@@ -154,6 +174,18 @@ class ChessEnv(OpponentEpisode):
         return render(self.board, self.render_mode, orientation)
 
     # -- helpers -----------------------------------------------------------------------------
+
+    def _render_human(self) -> None:
+        """Gymnasium's convention: "human" rendering happens inside reset and step."""
+        if self.render_mode == "human":
+            self.render()
+
+    def _int8_mask(self) -> np.ndarray:
+        """A fresh (4672,) int8 mask of the agent's legal actions (zeros once the episode ended)."""
+        mask = np.zeros(ACTION_SIZE, dtype=np.int8)
+        if self._ended_by is None:
+            mask[self._require_game().legal_actions] = 1
+        return mask
 
     def _illegal_step(self, reason: str) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self.illegal_action == "terminate":
@@ -169,7 +201,7 @@ class ChessEnv(OpponentEpisode):
         board = game.observation(perspective)  # type: ignore[arg-type]
         if self.obs_mode == "board":
             return board
-        return {"board": board, "action_mask": self.action_masks().astype(np.int8)}
+        return {"board": board, "action_mask": self._int8_mask()}
 
     def _info(self, opponent_move: chess.Move | None) -> dict[str, Any]:
         game = self._require_game()
@@ -177,11 +209,11 @@ class ChessEnv(OpponentEpisode):
         return {
             "fen": fen_of(game.board),
             "outcome": (self._ended_by or game.ending) if over else None,
-            "result": game.outcome.result() if game.outcome else "*",
+            "result": self._result(),
             "opponent_move": opponent_move.uci() if opponent_move else None,
             "ply": game.board.ply(),
             "legal_moves": [] if over else game.legal_uci,
-            "action_mask": np.zeros(ACTION_SIZE, dtype=bool) if over else game.action_mask(),
+            "action_mask": self._int8_mask(),
             "agent_color": "white" if self._agent else "black",
         }
 

@@ -129,4 +129,4 @@ def test_render_ansi_and_spaces_are_the_same_objects_every_call() -> None:
     assert env.observation_space("player_0") is env.observation_space("player_0")
     assert env.action_space("player_1").n == 4672
     with pytest.raises(ValueError, match="render_mode must be one of"):
-        ChessAECEnv(render_mode="human")
+        ChessAECEnv(render_mode="window")
