@@ -6,6 +6,18 @@
 - ``server_settings(args, parser)``: those flags as ``envkit.server.create_app`` settings
   (the token from ``$POLYARENA_TOKEN`` when not given); a bad rate limit or busy-poll window
   is a usage error.
+
+The defaults let any one client play whole games in a tight loop, however many:
+
+- no rate limit (``--rate-limit 0``, as ``create_app``): a budget counts per client IP, so every
+  env a training job steps on one machine shares it, and one client stepping in a tight loop
+  makes hundreds of calls a second; any budget that holds that is no limit on a flood either.
+  Set one for a server others can reach (``--host 0.0.0.0``): envkit's clients wait out its
+  refusals as their ``Retry-After`` says rather than fail.
+- 64 sessions at once (``--max-sessions``): a client holds one (a WebSocket connection, or
+  ``EnvClient``'s session, which its resets reuse).
+- idle HTTP sessions close after minutes (``--idle-timeout``), a WebSocket's env never while it
+  is connected: a client stepping in a loop is never idle that long.
 """
 
 from __future__ import annotations
@@ -62,14 +74,19 @@ def add_server_arguments(
     serve.add_argument(
         "--rate-limit",
         type=int,
-        default=100,
-        help="requests and WebSocket messages per minute and client IP (default: 100; 0: none)",
+        default=0,
+        metavar="PER_MINUTE",
+        help="requests and WebSocket messages per minute and client IP; over it they are refused "
+        "with a Retry-After, which envkit's clients wait out. Set it for a server others can "
+        "reach (default: 0, no limit, as envkit.server.create_app: every client on one machine "
+        "shares its IP's budget, and one stepping in a tight loop makes hundreds of calls a "
+        "second)",
     )
     serve.add_argument(
         "--max-sessions",
         type=positive(int),
         default=64,
-        help=f"{sessions} open at once, HTTP and WebSocket (default: 64)",
+        help=f"{sessions} open at once, HTTP and WebSocket; a client holds one (default: 64)",
     )
     serve.add_argument(
         "--idle-timeout",

@@ -14,6 +14,10 @@ WebSocket that survives dropped connections.
 - ``ServerError``: the server refused a call (``code``, ``message``); ``ReplayError``: the episode
   could not be restored; ``ReconnectError``: no connection after every try ``Backoff`` allows.
 
+A call refused over the server's rate limit (HTTP 429, or a ``RATE_LIMITED`` error frame) is
+sent again after the wait the server asked for (``Retry-After``), for up to ``rate_limit_wait``
+seconds (60 by default) per request or message; past that it raises ``ServerError``.
+
 A failed HTTP transport raises ``ConnectionError`` (``TimeoutError`` for no reply in time), so
 callers need not import httpx. websockets (the ``server`` extra) is imported on the first
 connection: ``EnvClient`` works without it.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Generic
 
 from pydantic import BaseModel, Field
@@ -15,6 +16,7 @@ ObservationT = TypeVar("ObservationT", default=dict[str, Any])
 BODY_EXCERPT_CHARS = 300  # of a non-JSON error body: enough to read, short enough for a log line
 CONNECTION_CLOSED = "CONNECTION_CLOSED"  # ServerError.code when the server closed the WebSocket
 INVALID_REPLY = "INVALID_REPLY"  # ServerError.code of a reply that breaks the contract
+RATE_LIMITED = "RATE_LIMITED"  # ServerError.code of a call refused over the server's rate limit
 
 
 class StepResult(FrozenDTO, Generic[ObservationT]):
@@ -43,14 +45,27 @@ class ServerError(RuntimeError):
     ``code`` is OpenEnv's (VALIDATION_ERROR, EXECUTION_ERROR, SESSION_ERROR, ...),
     ``HTTP_<status>`` for an error body without one, ``CONNECTION_CLOSED`` when the server closed
     the WebSocket over the message (too big) or ``INVALID_REPLY``. ``reason`` is the server's finer
-    code when it gives one (why a move is illegal); ``status`` the HTTP status, if any.
+    code when it gives one (why a move is illegal); ``status`` the HTTP status, if any;
+    ``retry_after`` the seconds a refusal over a rate limit asked to wait, if it said.
     """
 
     def __init__(
-        self, code: str, message: str, *, status: int | None = None, reason: str | None = None
+        self,
+        code: str,
+        message: str,
+        *,
+        status: int | None = None,
+        reason: str | None = None,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(f"{code}: {message}")
         self.code, self.message, self.status, self.reason = code, message, status, reason
+        self.retry_after = retry_after
+
+    @property
+    def rate_limited(self) -> bool:
+        """Refused over the server's rate limit: the same call may succeed after a wait."""
+        return self.code == RATE_LIMITED or self.status == 429
 
 
 class ReplayError(RuntimeError):
@@ -98,8 +113,9 @@ def json_object(text: str | bytes, what: str) -> dict[str, Any]:
     return value
 
 
-def http_error(status: int, text: str) -> ServerError:
-    """An error reply as ``ServerError``, with the server's code and message when it sent them."""
+def http_error(status: int, text: str, retry_after: object = None) -> ServerError:
+    """An error reply as ``ServerError``, with the server's code and message when it sent them
+    (and its ``Retry-After`` header as ``retry_after``)."""
     try:
         body = json.loads(text)
     except ValueError:
@@ -117,7 +133,25 @@ def http_error(status: int, text: str) -> ServerError:
         message,
         status=status,
         reason=body.get("reason"),
+        retry_after=retry_seconds(retry_after),
     )
+
+
+def retry_seconds(value: object) -> float | None:
+    """A ``Retry-After`` header (delta-seconds) or a ``retry_after`` field as seconds; None unless
+    it is a finite number >= 0 (an HTTP date, too, is None: the caller's default wait applies).
+
+    Example:
+        >>> retry_seconds("30"), retry_seconds(1.5), retry_seconds("Mon, 1 Jan 2024 00:00:00 GMT")
+        (30.0, 1.5, None)
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if 0 <= number < math.inf else None
 
 
 def auth_headers(token: str | None) -> dict[str, str]:

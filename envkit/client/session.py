@@ -5,6 +5,10 @@ replays the episode on it: the last reset's message, then each action the server
 ``AsyncEnvClient`` and ``WSEnvClient`` share this logic and differ only in how they do I/O: each
 method here is a generator that yields the I/O it needs (``Open``, ``Send``, ``Receive``,
 ``Sleep``, ``Close``); the client performs it and sends back the result, or throws in the error.
+
+A message refused over the server's rate limit was dropped unread, so ``_exchange`` sends it again
+after the wait the refusal asked for (``waiting_out_rate_limits``, which ``EnvClient`` runs for its
+HTTP requests too): the call returns the one reply the server gave to an accepted message.
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ import contextlib
 import hashlib
 import json
 import logging
+import math
 import random
 import uuid
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import Field
 
@@ -29,6 +34,7 @@ from envkit.client.contract import (
     ServerError,
     http_error,
     json_object,
+    retry_seconds,
 )
 from envkit.dto import FrozenDTO
 
@@ -41,6 +47,11 @@ CLOSE_TIMEOUT_S = 1.0  # a close handshake takes milliseconds; a dead peer must 
 # How long a sync client polls for a reply before it sleeps: a served step's round trip is
 # 0.2-0.5 ms, so most replies land while it polls (waking a sleeping vCPU costs ~0.1 ms).
 SPIN_S = 0.5e-3
+# The clients' default for how long one message waits out a server's rate limit in all: a minute,
+# the window of a per-minute limit, covers any single wait such a server asks for.
+RATE_LIMIT_WAIT_S = 60.0
+RATE_WAIT_S = 1.0  # when a refusal names no wait: Retry-After counts whole seconds
+MIN_RATE_WAIT_S = 0.1  # a refusal saying "retry at once" must not become a busy loop
 
 
 class Backoff(FrozenDTO):
@@ -104,6 +115,7 @@ class Close:
 
 Io = Open | Send | Receive | Sleep | Close
 Steps = Generator[Io, Any, Any]
+IoT = TypeVar("IoT")  # what else a rate-limited attempt asks for: Io here, an HTTP request there
 
 
 @dataclass
@@ -122,10 +134,18 @@ class Session:
     ``InvalidStatus``, ``InvalidHandshake``), ``TimeoutError`` and ``OSError``.
     """
 
-    def __init__(self, base_url: str, *, timeout: float, backoff: Backoff | None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout: float,
+        backoff: Backoff | None,
+        rate_limit_wait: float = RATE_LIMIT_WAIT_S,
+    ) -> None:
         self.url = ws_url(base_url)
         self.timeout = timeout
         self.backoff = backoff or Backoff()
+        self.rate_limit_wait = check_rate_limit_wait(rate_limit_wait)
         self.restored = 0
         self.connection: Any = None
         self.episode: Episode | None = None
@@ -227,7 +247,15 @@ class Session:
                 )
 
     def _exchange(self, connection: Any, text: str, kind: str) -> Steps:
-        """Send one message and read its reply: the frame's data, or ``ServerError``."""
+        """Send one message and read its reply: the frame's data, or ``ServerError``; sent again
+        while the server refuses it over its rate limit, as ``rate_limit_wait`` allows."""
+        return (
+            yield from waiting_out_rate_limits(
+                lambda: self._exchange_once(connection, text, kind), self.rate_limit_wait, self.url
+            )
+        )
+
+    def _exchange_once(self, connection: Any, text: str, kind: str) -> Steps:
         from websockets.exceptions import ConnectionClosed
 
         try:
@@ -252,6 +280,7 @@ class Session:
                 str(data.get("code", "ERROR")),
                 str(data.get("message", "")),
                 reason=data.get("reason"),
+                retry_after=retry_seconds(data.get("retry_after")),
             )
             if error.code == "CAPACITY_REACHED":  # the server closes; a slot may free up soon
                 raise DropError(str(error)) from error
@@ -273,6 +302,45 @@ class Session:
         connection, self.connection = self.connection, None
         if connection is not None:
             yield Close(connection)
+
+
+def waiting_out_rate_limits(
+    attempt: Callable[[], Generator[IoT, Any, Any]], max_wait: float, where: str
+) -> Generator[IoT | Sleep, Any, Any]:
+    """``attempt()``'s result, run again after each refusal over the rate limit it raises.
+
+    Each wait is the refusal's ``retry_after`` (``RATE_WAIT_S`` when it names none, at least
+    ``MIN_RATE_WAIT_S``). A wait that would take the waits past ``max_wait`` seconds in all is not
+    begun: the refusal is raised instead, its message naming the waits.
+    """
+    waited = 0.0
+    while True:
+        try:
+            return (yield from attempt())
+        except ServerError as error:
+            if not error.rate_limited:
+                raise
+            asked = RATE_WAIT_S if error.retry_after is None else error.retry_after
+            wait = max(asked, MIN_RATE_WAIT_S)
+            if waited + wait > max_wait:
+                raise ServerError(
+                    error.code,
+                    f"{error.message} (gave up waiting: the {wait:g} s asked for would pass "
+                    f"rate_limit_wait={max_wait:g} s, with {waited:g} s waited already)",
+                    status=error.status,
+                    reason=error.reason,
+                    retry_after=error.retry_after,
+                ) from error
+            logger.info("%s: over the rate limit; sending again in %g s", where, wait)
+            yield Sleep(wait)
+            waited += wait
+
+
+def check_rate_limit_wait(value: float) -> float:
+    """A client's ``rate_limit_wait``, else ``ValueError``."""
+    if not 0 <= value < math.inf:
+        raise ValueError(f"rate_limit_wait must be seconds >= 0, got {value!r}")
+    return value
 
 
 class DropError(Exception):

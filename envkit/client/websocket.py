@@ -24,6 +24,7 @@ from envkit.client.contract import (
 )
 from envkit.client.session import (
     CLOSE_TIMEOUT_S,
+    RATE_LIMIT_WAIT_S,
     SPIN_S,
     Backoff,
     Close,
@@ -47,10 +48,13 @@ class _WebSocketClient(Generic[ObservationT]):
         token: str | None,
         timeout: float,
         backoff: Backoff | None,
+        rate_limit_wait: float,
         observation_model: type[ObservationT] | None,
         ssl_context: SSLContext | None,
     ) -> None:
-        self.session = Session(base_url, timeout=timeout, backoff=backoff)
+        self.session = Session(
+            base_url, timeout=timeout, backoff=backoff, rate_limit_wait=rate_limit_wait
+        )
         if ssl_context is not None and not self.session.url.startswith("wss://"):
             raise ValueError(f"ssl_context is for https:// or wss:// servers, not {base_url!r}")
         self._ssl_context = ssl_context
@@ -68,6 +72,10 @@ class _WebSocketClient(Generic[ObservationT]):
     @property
     def backoff(self) -> Backoff:
         return self.session.backoff
+
+    @property
+    def rate_limit_wait(self) -> float:
+        return self.session.rate_limit_wait
 
     @property
     def restored(self) -> int:
@@ -96,12 +104,20 @@ class AsyncEnvClient(_WebSocketClient[ObservationT]):
     ``ReconnectError`` the episode is kept: a later call tries again. ``restored`` counts the
     episodes restored so far.
 
+    A message the server refuses over its rate limit (an error frame coded ``RATE_LIMITED``) was
+    dropped unread: the client waits the frame's ``retry_after`` seconds and sends it again, on
+    the same connection, for up to ``rate_limit_wait`` seconds in all per message (a replay's
+    messages too); past that the refusal is raised as ``ServerError`` naming the wait.
+
     Args:
         base_url: the server, e.g. ``http://127.0.0.1:8000`` (``ws://`` works too; ``/ws`` is
             added).
         token: sent as ``Authorization: Bearer <token>`` in the WebSocket handshake.
         timeout: seconds to wait for the handshake and for each reply.
         backoff: how connections are retried.
+        rate_limit_wait: the most seconds one message waits out the server's rate limit, in
+            all, before ``ServerError`` ``RATE_LIMITED`` (default 60, a per-minute limit's
+            window; 0: raise at the first refusal).
         observation_model: a pydantic model each observation is parsed into.
         ssl_context: TLS settings for an ``https://`` / ``wss://`` server (the system's default
             when None), e.g. to trust a private certificate authority.
@@ -119,6 +135,7 @@ class AsyncEnvClient(_WebSocketClient[ObservationT]):
         token: str | None = None,
         timeout: float = 10.0,
         backoff: Backoff | None = None,
+        rate_limit_wait: float = RATE_LIMIT_WAIT_S,
         observation_model: type[ObservationT] | None = None,
         ssl_context: SSLContext | None = None,
     ) -> None:
@@ -127,6 +144,7 @@ class AsyncEnvClient(_WebSocketClient[ObservationT]):
             token=token,
             timeout=timeout,
             backoff=backoff,
+            rate_limit_wait=rate_limit_wait,
             observation_model=observation_model,
             ssl_context=ssl_context,
         )
@@ -209,10 +227,12 @@ class WSEnvClient(_WebSocketClient[ObservationT]):
     """``AsyncEnvClient`` for sync code: the same reconnection and replay, with the socket I/O in
     the calling thread (``envkit.client.sync_socket``), so a step costs no thread hand-offs.
 
-    Takes the same arguments, and ``spin``: seconds to poll the socket for a reply before
-    sleeping (a served step usually answers within it; 0 sleeps at once). A daemon thread answers
-    the server's pings between calls. Calls run one at a time (a lock); the TCP connection goes
-    straight to the host, without a proxy.
+    Takes the same arguments (``rate_limit_wait`` too: a message refused over the server's rate
+    limit is sent again after the wait it asked for), and ``spin``: seconds to poll the socket for
+    a reply before sleeping (a served step usually answers within it; 0 sleeps at once). A daemon
+    thread answers the server's pings between calls, and while a call waits out a rate limit.
+    Calls run one at a time (a lock); the TCP connection goes straight to the host, without a
+    proxy.
 
     Example:
         >>> client = WSEnvClient("http://127.0.0.1:8000", token="s3cret")
@@ -228,6 +248,7 @@ class WSEnvClient(_WebSocketClient[ObservationT]):
         token: str | None = None,
         timeout: float = 10.0,
         backoff: Backoff | None = None,
+        rate_limit_wait: float = RATE_LIMIT_WAIT_S,
         observation_model: type[ObservationT] | None = None,
         ssl_context: SSLContext | None = None,
         spin: float = SPIN_S,
@@ -237,6 +258,7 @@ class WSEnvClient(_WebSocketClient[ObservationT]):
             token=token,
             timeout=timeout,
             backoff=backoff,
+            rate_limit_wait=rate_limit_wait,
             observation_model=observation_model,
             ssl_context=ssl_context,
         )

@@ -39,6 +39,7 @@ from envkit.client import (
     StepResult,
     WSEnvClient,
 )
+from envkit.client.session import Sleep
 from envkit.server import (
     MAX_MESSAGE_BYTES,
     EpisodeState,
@@ -48,6 +49,7 @@ from envkit.server import (
     create_app,
 )
 from envkit.server import StepResult as ServerStepResult
+from envkit.server.access import RateLimit, RateLimiter
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 from live_server import live_address
@@ -622,6 +624,147 @@ def test_importing_the_client_loads_neither_fastapi_nor_websockets() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert loaded == "[]"
+
+
+# --- rate limits --------------------------------------------------------------------------------
+
+
+class FakeClock:
+    """The server's clock (its rate limit's), moved on by the clients' waits instead of time."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        if seconds:  # not the Backoff's first try, which waits 0 s
+            self.slept.append(seconds)
+        self.now += seconds
+
+
+def on_clock(client: Any, clock: FakeClock) -> Any:
+    """``client`` (or the ``WSEnvClient`` behind it), its ``Sleep`` done on ``clock``."""
+    target = client.client if isinstance(client, ThreadedWSEnvClient) else client
+    perform = target._perform
+    if asyncio.iscoroutinefunction(perform):
+
+        async def perform_async(io: Any) -> Any:
+            return clock.sleep(io.seconds) if isinstance(io, Sleep) else await perform(io)
+
+        target._perform = perform_async
+    else:
+        target._perform = lambda io: (
+            clock.sleep(io.seconds) if isinstance(io, Sleep) else perform(io)
+        )
+    return client
+
+
+@pytest.fixture
+def limited() -> Iterator[tuple[str, FakeClock]]:
+    """A counter server allowing 3 calls a minute (Retry-After: 20 s) on a fake clock."""
+    FAULTS.clear()
+    clock = FakeClock()
+    app = create_app(CounterAdapter, rate_limit=3, clock=clock)
+    app.add_middleware(FaultMiddleware, faults=FAULTS)
+    with serving(app) as base_url:
+        yield base_url, clock
+
+
+def test_http_waits_out_the_rate_limit_as_retry_after_says(
+    limited: tuple[str, FakeClock],
+) -> None:
+    base_url, clock = limited
+    with on_clock(EnvClient(base_url), clock) as client:
+        client.reset(seed=1, target=5)
+        results = [client.step({"delta": 1}) for _ in range(3)]
+        assert [r.observation["count"] for r in results] == [1, 2, 3]
+        assert client.state()["step_count"] == 3  # each refused step was played once
+    assert clock.slept == [20.0, 20.0, 20.0]  # the third step, the state, the closing DELETE
+
+
+def test_ws_waits_out_the_rate_limit_and_sends_the_refused_message_again(
+    limited: tuple[str, FakeClock], ws_client: Any
+) -> None:
+    base_url, clock = limited
+
+    async def scenario() -> tuple[list[StepResult], dict[str, Any]]:
+        async with ws_client(base_url, backoff=FAST) as client:
+            on_clock(client, clock)
+            return await play(client, 4, seed=3, target=10), await client.state()
+
+    results, state = asyncio.run(scenario())
+    assert [r.observation["count"] for r in results] == [0, 1, 2, 3, 4]
+    assert state["step_count"] == 4  # each refused step was played once, when sent again
+    assert clock.slept == [20.0, 20.0, 20.0]  # the third and fourth steps, the state
+
+
+def test_ws_replay_after_a_drop_waits_out_the_rate_limit(
+    limited: tuple[str, FakeClock], counter: str, ws_client: Any
+) -> None:
+    base_url, clock = limited
+
+    async def scenario() -> tuple[list[StepResult], list[StepResult]]:
+        async with ws_client(counter, backoff=FAST) as client:
+            reference = await play(client, 3, seed=7, target=10)
+        FAULTS.plan(drop_at=2)
+        async with ws_client(base_url, backoff=FAST) as client:
+            on_clock(client, clock)
+            dropped = await play(client, 3, seed=7, target=10)
+            assert client.restored == 1
+        return reference, dropped
+
+    reference, dropped = asyncio.run(scenario())
+    assert FAULTS.drops == 0, "the planned drop did not happen"
+    assert counts(dropped) == counts(reference)  # every replayed reply matched its digest
+    # Waits of 20 s (besides the reconnection's): the replayed reset and step, the step sent again
+    # on the new connection, and the last one.
+    assert clock.slept.count(20.0) == 4
+
+
+def test_a_wait_past_rate_limit_wait_is_not_begun(
+    limited: tuple[str, FakeClock], ws_client: Any
+) -> None:
+    base_url, clock = limited
+
+    async def scenario() -> None:
+        async with ws_client(base_url, backoff=FAST, rate_limit_wait=10) as client:
+            on_clock(client, clock)
+            await play(client, 2, seed=3, target=10)
+            with pytest.raises(ServerError) as refused:
+                await client.step({"delta": 1})
+            assert (refused.value.code, refused.value.retry_after) == ("RATE_LIMITED", 20)
+            assert "the 20 s asked for would pass rate_limit_wait=10 s" in refused.value.message
+            clock.now += 20  # the connection and the episode are still there
+            assert (await client.step({"delta": 1})).observation["count"] == 3
+
+    asyncio.run(scenario())
+    assert clock.slept == []
+    with EnvClient(base_url, rate_limit_wait=10) as client, pytest.raises(ServerError) as refused:
+        client.health()  # exempt from the limit
+        client.reset(seed=1)
+    assert refused.value.status == 429 and "rate_limit_wait=10 s" in refused.value.message
+    with pytest.raises(ValueError, match="rate_limit_wait must be seconds >= 0"):
+        ws_client(base_url, rate_limit_wait=-1)
+
+
+def test_the_clients_sleep_through_a_real_retry_after() -> None:
+    """A limiter whose minute lasts a second: each client is refused once, sleeps 1 s, goes on."""
+    app = RateLimit(create_app(CounterAdapter), RateLimiter(3, period=1.0))
+
+    async def scenario(base_url: str) -> list[StepResult]:
+        async with AsyncEnvClient(base_url, backoff=FAST) as client:
+            return await play(client, 3, seed=1)
+
+    with serving(app) as base_url:
+        with WSEnvClient(base_url, backoff=FAST) as client:
+            played = [client.reset(seed=1)] + [client.step({"delta": 1}) for _ in range(3)]
+        with EnvClient(base_url) as http:
+            played += [http.reset(seed=1)] + [http.step({"delta": 1}) for _ in range(3)]
+        played += asyncio.run(scenario(base_url))
+    assert [r.observation["count"] for r in played] == [0, 1, 2, 3] * 3
 
 
 # --- chess --------------------------------------------------------------------------------------

@@ -241,12 +241,12 @@ def test_serve_reads_the_token_from_the_environment(monkeypatch: pytest.MonkeyPa
     assert flag.get("/metadata", headers={"Authorization": "Bearer other"}).status_code == 200
 
 
-def test_serve_limits_to_100_a_minute_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_serve_has_no_rate_limit_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("POLYARENA_TOKEN", raising=False)
-    assert limiter_of(serve_app(monkeypatch)).rate == 100  # the real clock: no timing here
+    for argv in ((), ("--rate-limit", "0")):  # as create_app: no budget to end a game
+        with pytest.raises(LookupError):
+            limiter_of(serve_app(monkeypatch, *argv))
     assert limiter_of(serve_app(monkeypatch, "--rate-limit", "7")).rate == 7
-    with pytest.raises(LookupError):
-        limiter_of(serve_app(monkeypatch, "--rate-limit", "0"))
 
 
 def limiter_of(app: FastAPI) -> RateLimiter:
