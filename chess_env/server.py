@@ -2,9 +2,11 @@
 
 ``python -m chess_env serve [--host 127.0.0.1] [--port 8000]`` runs it (``--help`` lists the
 rest: token, rate limit, sessions and their idle timeout, the game service and its limits).
-The agent plays one side against the opponent chosen at reset::
+The agent plays one side against the opponent chosen at reset, any player spec a server makes
+(``chess_env.players``: random, greedy, ``stockfish:3``, ``stockfish?elo=1500``,
+``alphabeta:2``, registered names; never a model file, an LLM or a human)::
 
-    POST /reset {"opponent": "greedy", "agent_color": "black", "seed": 1, "include_tensor": true}
+    POST /reset {"opponent": "stockfish:3", "agent_color": "black", "seed": 1}
     POST /step  {"action": {"move": "Nf6"}, "session_id": "..."}   (or {"action": {"action": 2421}})
 
 An action is ``{"move": text}`` (UCI or SAN, read by ``chess_env.move_parsing.parse_move``) or
@@ -29,14 +31,21 @@ from typing import Any, Literal
 
 import chess
 from fastapi import FastAPI
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 import chess_env
 from chess_env.encoding import ACTION_SIZE
 from chess_env.env import ChessEnv
-from chess_env.errors import IllegalActionError, InvalidPositionError, StockfishNotFoundError
+from chess_env.errors import (
+    IllegalActionError,
+    InvalidPositionError,
+    PlayerSpecError,
+    StockfishNotFoundError,
+)
 from chess_env.fen import fen_of
 from chess_env.move_parsing import MoveParseError
+from chess_env.opponents import Opponent
+from chess_env.players import check_player, make_player, parse_player
 from envkit.server import (
     EpisodeState,
     EpisodeStateError,
@@ -60,6 +69,8 @@ __all__ = [
 
 MAX_MOVE_TEXT = 1024  # an LLM's answer may wrap the move in prose; parse_move finds it
 MAX_OPENING = 1000  # plies of the "moves" reset option
+MAX_PLAYER_SPEC = 200  # characters of the "opponent" reset option (state and errors repeat it)
+SIMPLE_OPPONENTS = ("random", "greedy")  # reply in well under a millisecond, waiting on nothing
 # FEN placement -> spaced squares: "3" -> ". . . ", "P" -> "P ".
 _SPACED_SQUARES = str.maketrans(
     {**{str(n): ". " * n for n in range(1, 9)}, **{piece: f"{piece} " for piece in "PNBRQKpnbrqk"}}
@@ -70,21 +81,41 @@ _FILES_HEADER = {chess.WHITE: "  a b c d e f g h", chess.BLACK: "  h g f e d c b
 class ChessResetOptions(BaseModel):
     """The reset options of a chess episode (besides OpenEnv's ``seed`` and ``episode_id``).
 
+    ``opponent`` is checked by ``chess_env.players.check_player(served=True)`` without starting
+    anything: a kind the server does not make for its clients, or a malformed spec, is refused
+    here with the registry's message.
+
     Example:
         >>> ChessResetOptions(opponent="greedy", moves=["e2e4"]).model_dump(exclude_defaults=True)
         {'opponent': 'greedy', 'moves': ['e2e4']}
-        >>> ChessResetOptions(opponent="alphazero")
+        >>> ChessResetOptions(opponent="stokfish:3")
         Traceback (most recent call last):
         ...
         pydantic_core._pydantic_core.ValidationError: 1 validation error for ChessResetOptions
         opponent
-          Input should be 'random', 'greedy' or 'stockfish' ...
+          Value error, unknown player 'stokfish:3' (did you mean 'stockfish:3'?); ...
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    opponent: Literal["random", "greedy", "stockfish"] = Field(
-        "random", description="Who plays the other side"
+    opponent: str = Field(
+        "random",
+        min_length=1,
+        max_length=MAX_PLAYER_SPEC,
+        description=(
+            "Who plays the other side: a player spec of chess_env.players that a server makes "
+            "for its clients: random, greedy, stockfish[:DEPTH][?depth=&skill=&elo=&movetime=], "
+            "alphabeta[:DEPTH], or a name the operator registered (not model:, openai: or human)"
+        ),
+        examples=[
+            "random",
+            "greedy",
+            "stockfish",
+            "stockfish:3",
+            "stockfish?elo=1500",
+            "stockfish?skill=3&depth=5&movetime=0.1",
+            "alphabeta:2",
+        ],
     )
     agent_color: Literal["white", "black", "random"] = Field(
         "white", description="The agent's side ('random': drawn from the seed)"
@@ -98,6 +129,12 @@ class ChessResetOptions(BaseModel):
     include_tensor: bool = Field(
         False, strict=True, description="Add the (8, 8, 12) board tensor to every observation"
     )
+
+    @field_validator("opponent")
+    @classmethod
+    def _served_player(cls, opponent: str) -> str:
+        check_player(opponent, served=True)  # a PlayerSpecError is a ValueError: 422 on the field
+        return opponent
 
 
 class ChessAction(BaseModel):
@@ -176,7 +213,7 @@ class ChessState(EpisodeState):
     fen: str | None = Field(None, description="The position in FEN")
     ply: int | None = Field(None, description="Plies played in the game")
     agent_color: Literal["white", "black"] | None = Field(None, description="The agent's side")
-    opponent: str | None = Field(None, description="The opponent's name")
+    opponent: str | None = Field(None, description="The opponent's player spec, as given")
     result: str | None = Field(None, description='"1-0", "0-1", "1/2-1/2" or "*"')
     done: bool | None = Field(None, description="Whether the episode has ended")
 
@@ -198,8 +235,9 @@ class ChessAdapter:
 
     name = "chess"
     description = (
-        "Chess against an opponent (random, greedy or Stockfish): the agent sends one move per "
-        "step, in UCI or SAN text or as an AlphaZero action index; reward +1 win, -1 loss, 0 draw."
+        "Chess against an opponent chosen at reset by player spec (random, greedy, stockfish:3, "
+        "stockfish?elo=1500, alphabeta:2, ...): the agent sends one move per step, in UCI or SAN "
+        "text or as an AlphaZero action index; reward +1 win, -1 loss, 0 draw."
     )
     version = chess_env.__version__
     action_model = ChessAction
@@ -210,18 +248,18 @@ class ChessAdapter:
         self._env: ChessEnv | None = None
         self._options = ChessResetOptions()
         self._done = False
+        self._blocking = False  # read before every WebSocket step: decided once, at reset
 
     @property
     def blocking(self) -> bool:
-        """Only Stockfish makes a step wait; random and greedy reply in well under a millisecond."""
-        return self._options.opponent not in ("random", "greedy")
+        """Whether a step may wait (an engine, a search, a registered player's code): every
+        opponent but random and greedy, which reply in well under a millisecond."""
+        return self._blocking
 
     def reset(self, *, seed: int | None = None, **options: Any) -> StepResult:
+        """A new episode; on any refusal the previous one stays as it was."""
         parsed = ChessResetOptions.model_validate(options)
-        try:
-            env = ChessEnv(opponent=parsed.opponent, agent_color=parsed.agent_color)
-        except StockfishNotFoundError as error:
-            raise InvalidInputError(str(error), reason="opponent_unavailable") from None
+        env = ChessEnv(opponent=_served_opponent(parsed.opponent), agent_color=parsed.agent_color)
         try:
             _, info = env.reset(seed=seed, options={"fen": parsed.fen, "moves": parsed.moves})
         except InvalidPositionError as error:
@@ -230,6 +268,7 @@ class ChessAdapter:
         if self._env is not None:
             self._env.close()
         self._env, self._options, self._done = env, parsed, False
+        self._blocking = parse_player(parsed.opponent).kind not in SIMPLE_OPPONENTS
         return self._result(info["opponent_move"], None, done=False, truncated=False)
 
     def step(self, action: ChessAction) -> StepResult:
@@ -334,6 +373,16 @@ def ascii_board(fen: str, orientation: chess.Color = chess.WHITE) -> str:
     header = _FILES_HEADER[orientation]
     body = [f"{rank} {row}{rank}" for rank, row in zip(ranks, rows, strict=True)]
     return "\n".join([header, *body, header])
+
+
+def _served_opponent(spec: str) -> Opponent:
+    """The opponent ``spec`` names; a missing engine or a setting it refuses is a 422."""
+    try:
+        return make_player(spec, served=True)
+    except StockfishNotFoundError as error:
+        raise InvalidInputError(str(error), reason="opponent_unavailable") from None
+    except PlayerSpecError as error:
+        raise InvalidInputError(str(error), reason="invalid_opponent") from None
 
 
 def _color(color: chess.Color) -> Literal["white", "black"]:

@@ -6,10 +6,13 @@
 does not import this module.
 
 - ``POST /games`` ``{white: AgentSpec, black: AgentSpec, fen?}`` -> the ``Game`` (201). An agent
-  is ``{kind, name, depth?, seed?, ...AgentConfig fields}``: "engine" (Stockfish at ``depth``;
-  503 when not installed), "random", "greedy", or "remote" (a client moves for it).
-- ``GET /games[?status=]``: summaries (with the recorded spectator count); ``GET /games/{id}``:
-  the ``Game``; ``GET /games/{id}/pgn``: PGN text; ``GET /games/{id}/session``: the game's
+  is ``{player, name, seed?, ...AgentConfig fields}``: ``player`` is "remote" (a client moves for
+  it) or a player spec the server makes (``chess_env.players``: "random", "greedy",
+  "stockfish:3", "stockfish?elo=1500", "alphabeta:2", registered names; 422 naming
+  ``white.player`` for any other, 503 when Stockfish is not installed).
+- ``GET /games[?status=]``: summaries (with the recorded spectator count, and each side's
+  player as ``white_player`` / ``black_player``); ``GET /games/{id}``: the ``Game``;
+  ``GET /games/{id}/pgn``: PGN text; ``GET /games/{id}/session``: the game's
   ``GameSession`` (the state manager opens it with the game): ``spectators`` is updated as
   spectators connect and leave, ``last_activity`` by each move and connection, ``is_active``
   turns False when the game ends; the session leaves memory with its game (then 404).

@@ -24,7 +24,7 @@ from envkit.server.errors import EpisodeStateError, InvalidInputError
 
 __all__ = ["QUEUE_SIZE", "ChessService"]
 
-# The package's one logger, named as before the split: log settings name "chess_env.service".
+# One logger for the whole service package, so one log setting covers all its modules.
 logger = logging.getLogger("chess_env.service")
 
 QUEUE_SIZE = 1024  # events a spectator may lag behind before it is dropped
@@ -43,8 +43,8 @@ class ChessService:
     Example:
         >>> from chess_env.game_store import StateManager
         >>> from chess_env.service.models import AgentSpec
-        >>> request = CreateGameRequest(white=AgentSpec(kind="remote", name="Me"),
-        ...                             black=AgentSpec(kind="greedy", name="G", seed=0))
+        >>> request = CreateGameRequest(white=AgentSpec(player="remote", name="Me"),
+        ...                             black=AgentSpec(player="greedy", name="G", seed=0))
         >>> async def open_game(service: ChessService) -> list[str]:
         ...     game = await service.create(request)
         ...     game = await service.move(game.game_id, MoveRequest(move="e4"))  # G replies
@@ -88,7 +88,7 @@ class ChessService:
         self._forget_gone()
         self._start_sweeping()
         driver = self._drive(game.game_id)
-        if all(seat.kind != "remote" for seat in seats.values()):
+        if not any(seat.remote for seat in seats.values()):
             return game
         await asyncio.wait({driver})  # unlike awaiting it: a client leaving does not cancel it
         return self.get(game.game_id)
@@ -115,8 +115,8 @@ class ChessService:
                     game_id=game.game_id,
                     white=game.white.name,
                     black=game.black.name,
-                    white_kind=seats["white"].kind,
-                    black_kind=seats["black"].kind,
+                    white_player=seats["white"].player,
+                    black_player=seats["black"].player,
                     status=game.status,
                     result=game.result,
                     termination=game.termination,
@@ -228,10 +228,10 @@ class ChessService:
                 f"it is {turn}'s turn in game {game.game_id}, not {color}'s", reason="not_your_turn"
             )
         seat = self._seats.get(game.game_id, REMOTE_SEATS)[turn]
-        if seat.kind != "remote":
+        if not seat.remote:
             raise EpisodeStateError(
                 f"it is {turn}'s turn in game {game.game_id}, played by the server's "
-                f"{seat.kind} agent",
+                f"{seat.player} agent",
                 reason="not_remote_turn",
             )
 
@@ -297,10 +297,10 @@ class ChessService:
         self._locks.pop(game_id, None)
 
     def _retire_seats(self, game_id: str) -> None:
-        """Close a finished game's agents, keeping their kinds for the summaries."""
+        """Close a finished game's agents, keeping their players for the summaries."""
         seats = self._seats.get(game_id)
         if seats is not None:
-            self._seats[game_id] = {color: Seat(seat.kind) for color, seat in seats.items()}
+            self._seats[game_id] = {color: Seat(seat.player) for color, seat in seats.items()}
             close_seats(seats)
 
     def _end_streams(self, game_id: str) -> None:

@@ -33,7 +33,7 @@ def snapshot_frames(game: Game) -> Iterator[dict[str, Any]]:
     Example:
         >>> from chess_env.game_store import StateManager
         >>> from chess_env.service.models import AgentSpec
-        >>> games, client = StateManager(), AgentSpec(kind="remote", name="Me")
+        >>> games, client = StateManager(), AgentSpec(player="remote", name="Me")
         >>> game = games.create_game(client.config("white"), client.config("black"))
         >>> for move in ["e4", "e5", "Nf3"]:
         ...     game = games.apply_move(game.game_id, move)

@@ -1,7 +1,7 @@
 """The service's request and response models: what a client sends and what a listing shows.
 
-- ``AgentSpec``: who plays one side (``kind``: engine, random, greedy or remote) and the
-  ``AgentConfig`` fields the game records for it
+- ``AgentSpec``: who plays one side (``player``: "remote", a client, or a player spec of
+  ``chess_env.players`` that the server makes) and the ``AgentConfig`` fields the game records
 - ``CreateGameRequest``, ``MoveRequest``, ``ResignRequest``: the bodies of ``POST /games``,
   ``POST /games/{id}/moves`` and ``POST /games/{id}/resign``
 - ``GameSummary``: one game in ``GET /games``
@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from chess_env.errors import PlayerSpecError
 from chess_env.game import AgentConfig, Color, GameResult, GameStatus, Termination
+from chess_env.players import check_player, parse_player
 
 __all__ = [
-    "AgentKind",
+    "REMOTE",
     "AgentSpec",
     "CreateGameRequest",
     "GameSummary",
@@ -26,7 +27,7 @@ __all__ = [
     "ResignRequest",
 ]
 
-AgentKind = Literal["engine", "random", "greedy", "remote"]
+REMOTE = "remote"  # the player of a side that a client moves for
 _UCI_MOVE = re.compile(r"^[a-h][1-8][a-h][1-8][qrbn]?$")
 _SAN_MOVE = re.compile(
     r"^(?:[NBRQK]?[a-h]?[1-8]?x?[a-h][1-8](?:=?[QRBN])?|O-O(?:-O)?|0-0(?:-0)?)[+#]?$"
@@ -42,34 +43,52 @@ _CONFIG_FIELDS = (
 
 
 class AgentSpec(BaseModel):
-    """Who plays one side: the kind of agent, and the ``AgentConfig`` fields to record for it.
+    """Who plays one side: "remote" or a player spec, and the ``AgentConfig`` fields to record.
+
+    The spec is checked by ``chess_env.players.check_player(served=True)`` without starting
+    anything: a kind the server does not make for a client (a model file, an LLM on the server's
+    key, a person at its terminal), or a malformed spec, is a 422 naming ``player``.
 
     Example:
-        >>> AgentSpec(kind="engine", name="Stockfish", depth=3).config("black").model_name
-        'stockfish-depth-3'
-        >>> AgentSpec(kind="remote", name="Me").config("white").personality
+        >>> config = AgentSpec(player="stockfish:3", name="Stockfish").config("black")
+        >>> config.model_name, config.personality
+        ('stockfish:3', 'stockfish')
+        >>> AgentSpec(player="remote", name="Me").config("white").personality
         'remote'
+        >>> AgentSpec(player="human", name="Me")
+        Traceback (most recent call last):
+        ...
+        pydantic_core._pydantic_core.ValidationError: 1 validation error for AgentSpec
+        player
+          Value error, player 'human': a server does not make human players for its clients ...
     """
 
     model_config = ConfigDict(
         extra="forbid",
-        json_schema_extra={"examples": [{"kind": "engine", "name": "Stockfish", "depth": 3}]},
+        json_schema_extra={"examples": [{"player": "stockfish:3", "name": "Stockfish"}]},
     )
 
-    kind: AgentKind = Field(description="engine (Stockfish), random, greedy, or remote (a client)")
-    name: str = Field(min_length=1, max_length=50, description="Display name")
-    depth: int | None = Field(
-        None, ge=1, le=30, description="Stockfish's search depth (engine only; default 1)"
+    # Capped as model_name is: the spec is its default.
+    player: str = Field(
+        min_length=1,
+        max_length=200,
+        description=(
+            '"remote" (a client moves for this side) or a player spec of chess_env.players that '
+            "the server makes: random, greedy, stockfish[:DEPTH][?depth=&skill=&elo=&movetime=], "
+            "alphabeta[:DEPTH], or a name the operator registered (not model:, openai: or human)"
+        ),
+        examples=["remote", "random", "greedy", "stockfish:3", "stockfish?elo=1500", "alphabeta:2"],
     )
+    name: str = Field(min_length=1, max_length=50, description="Display name")
     seed: int | None = Field(
-        None, ge=0, lt=2**64, description="Seed of a random or greedy agent's choices"
+        None, ge=0, lt=2**64, description="Seed of a server-made player's choices (not remote)"
     )
     # Capped so that a game's snapshot frame stays well under 64 KB (4 bytes a character).
     personality: str | None = Field(
-        None, max_length=100, description="Playing style (default: the kind)"
+        None, max_length=100, description="Playing style (default: the player's kind)"
     )
     model_name: str | None = Field(
-        None, min_length=1, max_length=200, description="Model id (default: the kind)"
+        None, min_length=1, max_length=200, description="Model id (default: the player spec)"
     )
     system_prompt: str | None = Field(None, max_length=4000, description="The agent's instructions")
     temperature: float | None = Field(None, ge=0.0, le=2.0, description="Sampling temperature")
@@ -78,19 +97,28 @@ class AgentSpec(BaseModel):
         None, gt=0, description="Longest a server agent may think (default 30 s)"
     )
 
+    @field_validator("player")
+    @classmethod
+    def _remote_or_served(cls, player: str) -> str:
+        if player != REMOTE:
+            try:
+                check_player(player, served=True)
+            except PlayerSpecError as error:
+                raise PlayerSpecError(f'{error}; or "{REMOTE}": a client plays this side') from None
+        return player
+
     @model_validator(mode="after")
-    def _options_fit_kind(self) -> AgentSpec:
-        if self.depth is not None and self.kind != "engine":
-            raise ValueError(f"depth is for engine agents, not {self.kind}")
-        if self.seed is not None and self.kind not in ("random", "greedy"):
-            raise ValueError(f"seed is for random and greedy agents, not {self.kind}")
+    def _seed_needs_a_server_player(self) -> AgentSpec:
+        if self.seed is not None and self.player == REMOTE:
+            raise ValueError("seed is for players the server makes, not remote")
         return self
 
     def config(self, color: Color) -> AgentConfig:
-        """The ``AgentConfig`` the game records for this agent playing ``color``."""
-        default_model = f"stockfish-depth-{self.depth or 1}" if self.kind == "engine" else self.kind
+        """The ``AgentConfig`` the game records for this agent playing ``color`` (by default
+        the spec as ``model_name`` and its kind, e.g. "stockfish", as ``personality``)."""
+        kind = REMOTE if self.player == REMOTE else parse_player(self.player).kind
         given = self.model_dump(include=set(_CONFIG_FIELDS), exclude_none=True)
-        defaults = {"personality": self.kind, "model_name": default_model, "system_prompt": ""}
+        defaults = {"personality": kind, "model_name": self.player, "system_prompt": ""}
         return AgentConfig(agent_id=color, name=self.name, **{**defaults, **given})
 
 
@@ -99,11 +127,11 @@ class CreateGameRequest(BaseModel):
 
     Example:
         >>> request = CreateGameRequest.model_validate({  # the body of POST /games
-        ...     "white": {"kind": "remote", "name": "Me"},
-        ...     "black": {"kind": "random", "name": "R", "seed": 1},
+        ...     "white": {"player": "remote", "name": "Me"},
+        ...     "black": {"player": "alphabeta:2", "name": "AB", "seed": 1},
         ... })
-        >>> request.white.kind, request.black.config("black").model_name, request.fen
-        ('remote', 'random', None)
+        >>> request.white.player, request.black.config("black").model_name, request.fen
+        ('remote', 'alphabeta:2', None)
     """
 
     model_config = ConfigDict(
@@ -111,8 +139,8 @@ class CreateGameRequest(BaseModel):
         json_schema_extra={
             "examples": [
                 {
-                    "white": {"kind": "remote", "name": "Me"},
-                    "black": {"kind": "random", "name": "R"},
+                    "white": {"player": "remote", "name": "Me"},
+                    "black": {"player": "stockfish?elo=1500", "name": "Stockfish"},
                 }
             ]
         },
@@ -177,18 +205,18 @@ class GameSummary(BaseModel):
         >>> from chess_env.game_store import StateManager
         >>> from chess_env.service.core import ChessService
         >>> games = StateManager()
-        >>> _ = games.create_game(AgentSpec(kind="remote", name="Me").config("white"),
-        ...                       AgentSpec(kind="remote", name="You").config("black"))
+        >>> _ = games.create_game(AgentSpec(player="remote", name="Me").config("white"),
+        ...                       AgentSpec(player="remote", name="You").config("black"))
         >>> [summary] = ChessService(games).summaries(status=None)
-        >>> summary.white, summary.black_kind, summary.status, summary.current_turn, summary.ply
+        >>> summary.white, summary.black_player, summary.status, summary.current_turn, summary.ply
         ('Me', 'remote', 'in_progress', 'white', 0)
     """
 
     game_id: str = Field(description="The game's UUID4")
     white: str = Field(description="White's name")
     black: str = Field(description="Black's name")
-    white_kind: AgentKind = Field(description="Who plays white")
-    black_kind: AgentKind = Field(description="Who plays black")
+    white_player: str = Field(description='White\'s player: "remote" or the spec the server plays')
+    black_player: str = Field(description='Black\'s player: "remote" or the spec the server plays')
     status: GameStatus = Field(description="Playing, or how the game ended")
     result: GameResult | None = Field(description="Set once the game is over")
     termination: Termination | None = Field(description="Why it ended, once over")

@@ -1,9 +1,10 @@
 """Server agents: the seat of each side of a game, and the server agent's move on its turn.
 
-- ``Seat``: a side's kind and, for a server agent (engine, random, greedy), the ``Opponent`` that
+- ``Seat``: a side's player ("remote" or a spec) and, for a server agent, the ``Opponent`` that
   moves for it; ``REMOTE_SEATS``: both sides played by clients
-- ``seat_for(spec, config)``: the seat an ``AgentSpec`` asks for (``EngineUnavailableError``
-  without Stockfish); ``close_seats(seats)``
+- ``seat_for(spec, config)``: the seat an ``AgentSpec`` asks for, its player made by
+  ``chess_env.players.make_player(served=True)`` (``EngineUnavailableError`` without
+  Stockfish); ``close_seats(seats)``
 - ``server_move(games, game, seat)``: the game after the seat's agent has moved, in a worker
   thread within its ``timeout``: a late move loses on time, and an agent that raises or answers an
   illegal move resigns for its side (termination "agent_error", the error logged)
@@ -19,64 +20,71 @@ from dataclasses import dataclass
 import chess
 from starlette.concurrency import run_in_threadpool
 
-from chess_env.errors import StockfishNotFoundError
+from chess_env.errors import PlayerSpecError, StockfishNotFoundError
 from chess_env.game import AgentConfig, Color, Game
 from chess_env.game_store import StateManager
-from chess_env.opponents import GreedyOpponent, Opponent, RandomOpponent, StockfishOpponent
+from chess_env.opponents import Opponent
+from chess_env.players import make_player
 from chess_env.service.errors import EngineUnavailableError
-from chess_env.service.models import AgentKind, AgentSpec
+from chess_env.service.models import REMOTE, AgentSpec
+from envkit.server.errors import ErrorDetail, InvalidInputError
 
 __all__ = ["REMOTE_SEATS", "Seat", "close_seats", "seat_for", "server_move"]
 
-# The package's one logger, named as before the split: log settings name "chess_env.service".
+# One logger for the whole service package, so one log setting covers all its modules.
 logger = logging.getLogger("chess_env.service")
 
 
 @dataclass
 class Seat:
-    """One side of a game: its kind and, for a server agent, the opponent that moves for it.
+    """One side of a game: its player ("remote" or a spec) and, for a server agent, the
+    opponent that moves for it.
 
     Example:
-        >>> seat = Seat("greedy", GreedyOpponent(), timeout=5.0)
+        >>> greedy = AgentSpec(player="greedy", name="G")
+        >>> seat = seat_for(greedy, greedy.config("white"))
         >>> seat.opponent(chess.Board("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1")).uci()
         'a1a8'
         >>> seat.close()  # ends an engine's process; a remote seat holds none
         >>> REMOTE_SEATS["white"]
-        Seat(kind='remote', opponent=None, timeout=30.0)
+        Seat(player='remote', opponent=None, timeout=30.0)
     """
 
-    kind: AgentKind
+    player: str
     opponent: Opponent | None = None
     timeout: float = 30.0
+
+    @property
+    def remote(self) -> bool:
+        return self.player == REMOTE
 
     def close(self) -> None:
         if self.opponent is not None:
             try:
                 self.opponent.close()
             except Exception:  # one engine failing to quit must not keep the others running
-                logger.exception("closing the %s agent failed", self.kind)
+                logger.exception("closing the %s agent failed", self.player)
 
 
-REMOTE_SEATS: dict[Color, Seat] = {"white": Seat("remote"), "black": Seat("remote")}
+REMOTE_SEATS: dict[Color, Seat] = {"white": Seat(REMOTE), "black": Seat(REMOTE)}
 
 
 def seat_for(spec: AgentSpec, config: AgentConfig) -> Seat:
-    """The seat for ``spec``; a missing Stockfish is ``EngineUnavailableError``."""
-    opponent: Opponent | None
-    if spec.kind == "engine":
-        try:
-            opponent = StockfishOpponent(depth=spec.depth or 1)
-        except StockfishNotFoundError as error:
-            raise EngineUnavailableError(str(error), reason="engine_unavailable") from None
-    elif spec.kind == "random":
-        opponent = RandomOpponent()
-    elif spec.kind == "greedy":
-        opponent = GreedyOpponent()
-    else:
-        opponent = None
-    if opponent is not None:
-        opponent.reset(spec.seed)
-    return Seat(spec.kind, opponent, config.timeout_seconds)
+    """The seat for ``spec``; a missing Stockfish is ``EngineUnavailableError`` (503), a
+    setting the player refuses as it is made ``InvalidInputError`` (422)."""
+    if spec.player == REMOTE:
+        return Seat(REMOTE, None, config.timeout_seconds)
+    try:
+        opponent = make_player(spec.player, served=True)
+    except StockfishNotFoundError as error:
+        raise EngineUnavailableError(str(error), reason="engine_unavailable") from None
+    except PlayerSpecError as error:
+        where = ("body", config.agent_id, "player")  # agent_id is the side: white.player
+        detail = ErrorDetail(loc=where, msg=str(error), type="value_error")
+        message = f"{config.agent_id}.player: {error}"
+        raise InvalidInputError(message, reason="invalid_player", errors=[detail]) from None
+    opponent.reset(spec.seed)
+    return Seat(spec.player, opponent, config.timeout_seconds)
 
 
 def close_seats(seats: dict[Color, Seat]) -> None:
@@ -101,12 +109,12 @@ async def server_move(games: StateManager, game: Game, seat: Seat) -> Game:
     except asyncio.TimeoutError:  # not TimeoutError's alias before Python 3.11
         return await run_in_threadpool(games.timeout, game_id, color)
     except Exception:
-        logger.exception("the %s agent (%s) of game %s failed", seat.kind, color, game_id)
+        logger.exception("the %s agent (%s) of game %s failed", seat.player, color, game_id)
         return await run_in_threadpool(games.resign, game_id, color, "agent_error")
     if chosen not in legal:
         logger.error(
             "the %s agent (%s) of game %s answered %r, not a legal move in %s",
-            seat.kind,
+            seat.player,
             color,
             game_id,
             chosen,

@@ -19,12 +19,17 @@ from fastapi.testclient import TestClient
 from starlette.testclient import WebSocketTestSession
 from starlette.websockets import WebSocketDisconnect
 
+from chess_env import opponents
 from chess_env.errors import StockfishNotFoundError
 from chess_env.game import Game
-from chess_env.service import create_chess_service_app, seats
+from chess_env.opponents import RandomOpponent
+from chess_env.service import create_chess_service_app
 
-REMOTE = {"kind": "remote", "name": "Client"}
-RANDOM = {"kind": "random", "name": "Randy", "seed": 7}
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+from registered_player import registered
+
+REMOTE = {"player": "remote", "name": "Client"}
+RANDOM = {"player": "random", "name": "Randy", "seed": 7}
 FOOLS_MATE = ("f3", "e7e5", "g2g4", "Qh4#")
 HAS_STOCKFISH = bool(shutil.which("stockfish") or shutil.which("/usr/games/stockfish"))
 
@@ -107,7 +112,7 @@ def test_remote_moves_by_uci_and_san_and_random_replies(client: TestClient) -> N
 
 
 def test_server_agent_playing_white_moves_right_after_creation(client: TestClient) -> None:
-    game = create(client, {"kind": "greedy", "name": "G", "seed": 1}, REMOTE)
+    game = create(client, {"player": "greedy", "name": "G", "seed": 1}, REMOTE)
     assert len(game["move_history"]) == 1 and game["current_turn"] == "black"
     assert move(client, game["game_id"], "e7e5", color="black").status_code == 200
 
@@ -145,7 +150,7 @@ def test_wrong_turn_and_server_turn_and_game_over_are_409(client: TestClient) ->
     wrong = move(client, game_id, "e7e5", color="black")
     assert wrong.status_code == 409 and wrong.json()["reason"] == "not_your_turn"
 
-    greedy_white = create(client, {"kind": "greedy", "name": "G"}, REMOTE)
+    greedy_white = create(client, {"player": "greedy", "name": "G"}, REMOTE)
     # Black is to move; nobody may move for the server's white agent (even by naming white).
     server_turn = move(client, greedy_white["game_id"], "e2e4", color="white")
     assert server_turn.status_code == 409 and server_turn.json()["reason"] == "not_your_turn"
@@ -180,12 +185,12 @@ def test_unknown_game_is_404_naming_it(client: TestClient) -> None:
 def test_bad_requests_to_create_are_422(client: TestClient) -> None:
     bad_fen = client.post("/games", json={"white": REMOTE, "black": RANDOM, "fen": "8/8/8 w"})
     assert bad_fen.status_code == 422 and bad_fen.json()["reason"] == "invalid_position"
-    depth_on_random = client.post("/games", json={"white": REMOTE, "black": {**RANDOM, "depth": 3}})
-    assert depth_on_random.status_code == 422
-    unknown_kind = client.post(
-        "/games", json={"white": REMOTE, "black": {"kind": "x", "name": "X"}}
-    )
-    assert unknown_kind.status_code == 422
+    seed_on_remote = client.post("/games", json={"white": {**REMOTE, "seed": 3}, "black": RANDOM})
+    assert seed_on_remote.status_code == 422 and "seed" in seed_on_remote.json()["detail"]
+    depth_field = client.post("/games", json={"white": REMOTE, "black": {**RANDOM, "depth": 3}})
+    assert depth_field.status_code == 422  # the depth is in the spec now: "stockfish:3"
+    no_player = client.post("/games", json={"white": REMOTE, "black": {"name": "X"}})
+    assert no_player.status_code == 422
     assert client.get("/games").json() == []
 
 
@@ -204,7 +209,7 @@ def test_list_and_filter_by_status(client: TestClient) -> None:
     client.post(f"/games/{second}/resign", json={"color": "black"})
     listed = client.get("/games").json()
     assert [g["game_id"] for g in listed] == [first, second]
-    assert listed[0]["white_kind"] == "remote" and listed[0]["black_kind"] == "random"
+    assert listed[0]["white_player"] == "remote" and listed[0]["black_player"] == "random"
     playing = client.get("/games", params={"status": "in_progress"}).json()
     assert [g["game_id"] for g in playing] == [first]
     resigned = client.get("/games", params={"status": "resigned"}).json()
@@ -301,12 +306,12 @@ def test_spectating_a_finished_or_unknown_game(client: TestClient) -> None:
 
 
 def test_engine_missing_is_503(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    def no_engine(depth: int = 1) -> None:
+    def no_engine(path: object = None) -> str:
         raise StockfishNotFoundError("no Stockfish binary found on PATH")
 
-    monkeypatch.setattr(seats, "StockfishOpponent", no_engine)
+    monkeypatch.setattr(opponents, "find_stockfish", no_engine)
     response = client.post(
-        "/games", json={"white": {"kind": "engine", "name": "SF"}, "black": REMOTE}
+        "/games", json={"white": {"player": "stockfish:3", "name": "SF"}, "black": REMOTE}
     )
     assert response.status_code == 503 and response.json()["reason"] == "engine_unavailable"
     assert client.get("/games").json() == []
@@ -315,14 +320,15 @@ def test_engine_missing_is_503(client: TestClient, monkeypatch: pytest.MonkeyPat
 @pytest.mark.stockfish
 @pytest.mark.skipif(not HAS_STOCKFISH, reason="needs the Stockfish binary")
 def test_engine_against_random_finishes_in_the_server(client: TestClient) -> None:
-    engine = {"kind": "engine", "name": "Stockfish", "depth": 2}
+    engine = {"player": "stockfish:2", "name": "Stockfish"}
     game_id = create(client, engine, RANDOM)["game_id"]
     with client.websocket_connect(f"/games/{game_id}/events") as ws:
         if receive_game(ws).status == "in_progress":
             frames = events_until_end(ws)
             assert frames[-1]["type"] == "game_ended"
     game = wait_until_over(client, game_id)
-    assert game["white"]["model_name"] == "stockfish-depth-2"
+    assert game["white"]["model_name"] == "stockfish:2"
+    assert game["white"]["personality"] == "stockfish"
     assert game["result"] in ("white_wins", "draw")  # Stockfish does not lose to random moves
     pgn = chess.pgn.read_game(io.StringIO(client.get(f"/games/{game_id}/pgn").text))
     assert pgn is not None and len(list(pgn.mainline_moves())) == len(game["move_history"])
@@ -384,16 +390,15 @@ def test_archive_dir_conflicts_with_a_given_state_manager(tmp_path: Path) -> Non
         create_chess_service_app(StateManager(), archive_dir=tmp_path)
 
 
-def test_a_server_agent_that_thinks_too_long_loses_on_time(
-    client: TestClient, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    class Slow(seats.RandomOpponent):
+def test_a_server_agent_that_thinks_too_long_loses_on_time(client: TestClient) -> None:
+    class Slow(RandomOpponent):
         def choose_move(self, board: chess.Board, legal_moves: Any) -> chess.Move:
             time.sleep(0.5)
             return super().choose_move(board, legal_moves)
 
-    monkeypatch.setattr(seats, "RandomOpponent", Slow)
-    game_id = create(client, REMOTE, {**RANDOM, "timeout_seconds": 0.05})["game_id"]
+    with registered("slow", lambda spec: Slow()):
+        slow = {**RANDOM, "player": "slow", "timeout_seconds": 0.05}
+        game_id = create(client, REMOTE, slow)["game_id"]
     started = time.monotonic()
     game = move(client, game_id, "e4").json()
     assert time.monotonic() - started < 0.4  # the late thread is abandoned, not waited for

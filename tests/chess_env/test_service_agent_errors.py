@@ -22,12 +22,16 @@ from fastapi.testclient import TestClient
 from starlette.testclient import WebSocketTestSession
 from starlette.websockets import WebSocketDisconnect
 
+from chess_env import opponents
 from chess_env.game import Game, validate_game_state
-from chess_env.opponents import RandomOpponent, StockfishOpponent
-from chess_env.service import create_chess_service_app, seats
+from chess_env.opponents import RandomOpponent
+from chess_env.service import create_chess_service_app
 
-REMOTE = {"kind": "remote", "name": "Client"}
-BAD = {"kind": "random", "name": "Faulty"}  # "random" agents are replaced by the faulty ones
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+from registered_player import registered
+
+REMOTE = {"player": "remote", "name": "Client"}
+BAD = {"player": "faulty", "name": "Faulty"}  # the player registered by the client fixture
 
 
 class Faulty(RandomOpponent):
@@ -51,10 +55,12 @@ class Faulty(RandomOpponent):
 
 
 @pytest.fixture
-def client(monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
+def client() -> Iterator[TestClient]:
     Faulty.closed = []
-    monkeypatch.setattr(seats, "RandomOpponent", Faulty)
-    with TestClient(create_chess_service_app()) as client:
+    with (
+        registered("faulty", lambda spec: Faulty()),
+        TestClient(create_chess_service_app()) as client,
+    ):
         yield client
 
 
@@ -166,11 +172,9 @@ def test_an_engine_process_that_dies_resigns_for_its_side(
     engine = tmp_path / "crashfish"
     engine.write_text(f"#!{sys.executable}\n{FAKE_ENGINE}")
     engine.chmod(0o755)
-    monkeypatch.setattr(
-        seats, "StockfishOpponent", lambda depth: StockfishOpponent(depth, path=engine)
-    )
+    monkeypatch.setattr(opponents, "find_stockfish", lambda path=None: str(engine))
     with TestClient(create_chess_service_app()) as client:
-        game_id = create(client, REMOTE, {"kind": "engine", "name": "SF"})["game_id"]
+        game_id = create(client, REMOTE, {"player": "stockfish:1", "name": "SF"})["game_id"]
         with caplog.at_level(logging.ERROR, logger="chess_env.service"):
             response = client.post(f"/games/{game_id}/moves", json={"move": "e4"})
         assert response.status_code == 200, response.text

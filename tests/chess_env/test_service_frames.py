@@ -99,7 +99,7 @@ def test_a_long_game_comes_in_pages_under_64_kb_and_rebuilds_exactly(
 def test_the_largest_agent_texts_still_fit_one_snapshot_frame() -> None:
     widest = "\U0001d11e"  # four bytes in UTF-8
     spec = {
-        "kind": "remote",
+        "player": "remote",
         "name": widest * 50,
         "personality": widest * 100,
         "model_name": widest * 200,
@@ -123,7 +123,7 @@ def test_a_pgn_too_large_for_a_frame_is_left_to_the_pgn_route(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(service_frames, "MAX_FRAME_PGN", 10)
-    remote = {"kind": "remote", "name": "R"}
+    remote = {"player": "remote", "name": "R"}
     with TestClient(create_chess_service_app()) as client:
         game_id = client.post("/games", json={"white": remote, "black": remote}).json()["game_id"]
         with client.websocket_connect(f"/games/{game_id}/events") as ws:

@@ -63,15 +63,15 @@ class Record:
     frame_sizes: list[int] = field(default_factory=list)
 
     def request(self) -> dict[str, Any]:
-        remote = {"kind": "remote", "name": f"Client {self.index}"}
+        remote = {"player": "remote", "name": f"Client {self.index}"}
         if self.kind == "server":
             fen = SERVER_FENS[self.index // len(KINDS) % len(SERVER_FENS)]
             return {
-                "white": {"kind": "random", "name": "W", "seed": self.index},
-                "black": {"kind": "random", "name": "B", "seed": self.index + 1000},
+                "white": {"player": "random", "name": "W", "seed": self.index},
+                "black": {"player": "random", "name": "B", "seed": self.index + 1000},
                 "fen": fen,
             }
-        black = remote if self.kind == "remote" else {"kind": "random", "name": "R", "seed": 5}
+        black = remote if self.kind == "remote" else {"player": "random", "name": "R", "seed": 5}
         return {"white": remote, "black": black}
 
     @property

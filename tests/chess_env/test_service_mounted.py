@@ -18,8 +18,8 @@ def test_service_routes_sit_next_to_the_openenv_routes(tmp_path: Path) -> None:
         created = client.post(
             "/service/games",
             json={
-                "white": {"kind": "remote", "name": "Ann"},
-                "black": {"kind": "random", "name": "Bot"},
+                "white": {"player": "remote", "name": "Ann"},
+                "black": {"player": "random", "name": "Bot"},
             },
         )
         assert created.status_code == 201, created.text
@@ -44,7 +44,7 @@ def test_the_mounted_service_sweeps_idle_games_until_shutdown(tmp_path: Path) ->
     (mount,) = [route for route in app.routes if getattr(route, "path", None) == SERVICE_PATH]
     service: ChessService = mount.app.state.chess_service  # type: ignore[attr-defined]
     with TestClient(app) as client:
-        remote = {"kind": "remote", "name": "R"}
+        remote = {"player": "remote", "name": "R"}
         client.post("/service/games", json={"white": remote, "black": remote})
         sweeper = service._sweeper  # started by the first game: a mounted lifespan never runs
         assert sweeper is not None and not sweeper.done()

@@ -4,9 +4,10 @@ sweep for idle games, driven by a fake clock."""
 from __future__ import annotations
 
 import json
+import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -19,11 +20,14 @@ from starlette.websockets import WebSocketDisconnect
 from chess_env.game import Game
 from chess_env.game_store import StateManager
 from chess_env.opponents import RandomOpponent
-from chess_env.service import ChessService, create_chess_service_app, seats
+from chess_env.service import ChessService, create_chess_service_app
 from chess_env.service.frames import HISTORY_PAGE
 
-REMOTE = {"kind": "remote", "name": "Client"}
-RANDOM = {"kind": "random", "name": "Randy", "seed": 7}
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+from registered_player import registered
+
+REMOTE = {"player": "remote", "name": "Client"}
+RANDOM = {"player": "recorded", "name": "Randy", "seed": 7}  # a random player, see recorded()
 
 
 class FakeClock:
@@ -49,9 +53,10 @@ class Recorded(RandomOpponent):
 
 
 @pytest.fixture(autouse=True)
-def recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+def recorded() -> Iterator[None]:
     Recorded.closed = []
-    monkeypatch.setattr(seats, "RandomOpponent", Recorded)
+    with registered("recorded", lambda spec: Recorded()):
+        yield
 
 
 def create(client: TestClient, white: dict[str, Any], black: dict[str, Any]) -> str:

@@ -20,18 +20,16 @@ from websockets.sync.client import connect
 from chess_env.game import Game, validate_game_state
 from chess_env.opponents import RandomOpponent
 from chess_env.server import create_chess_app
-from chess_env.service import seats
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 from live_server import live_server
+from registered_player import registered
 
-REMOTE = {"kind": "remote", "name": "Client"}
-SLOW = {"kind": "random", "name": "Slow", "seed": 3}
+REMOTE = {"player": "remote", "name": "Client"}
+SLOW = {"player": "slow", "name": "Slow", "seed": 3}  # registered by the test
 
 
-def test_shutdown_finishes_the_move_in_flight_then_flushes_the_archive(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_shutdown_finishes_the_move_in_flight_then_flushes_the_archive(tmp_path: Path) -> None:
     thinking, release = threading.Event(), threading.Event()
 
     class Slow(RandomOpponent):
@@ -42,9 +40,9 @@ def test_shutdown_finishes_the_move_in_flight_then_flushes_the_archive(
             assert release.wait(30), "the test never released the agent"
             return super().choose_move(board, legal_moves)
 
-    monkeypatch.setattr(seats, "RandomOpponent", Slow)
     replies: list[httpx.Response] = []
-    with live_server(create_chess_app(service=True, archive_dir=tmp_path)) as (server, address):
+    app = create_chess_app(service=True, archive_dir=tmp_path)
+    with registered("slow", lambda spec: Slow()), live_server(app) as (server, address):
         base = f"http://{address}/service"
         waiting = httpx.post(f"{base}/games", json={"white": REMOTE, "black": REMOTE}).json()
         httpx.post(f"{base}/games/{waiting['game_id']}/moves", json={"move": "d4"})

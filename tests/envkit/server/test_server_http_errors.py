@@ -127,7 +127,7 @@ def test_unicode_around_a_move_is_ignored(
         (b'{"seed": 18446744073709551616}', "less than 18446744073709551616"),
         (b'{"seed": "7"}', "valid integer"),
         (b'{"episode_id": 5}', "valid string"),
-        (b'{"opponent": "magnus"}', "'random', 'greedy' or 'stockfish'"),
+        (b'{"opponent": "magnus"}', "opponent: Value error, unknown player 'magnus'"),
         (b'{"agent_color": "purple"}', "'white', 'black' or 'random'"),
         (b'{"include_tensor": "yes"}', "valid boolean"),
         (b'{"include_tensor": 1}', "valid boolean"),
@@ -145,19 +145,6 @@ def test_bad_reset_options_are_refused_and_open_no_session(body: bytes, said: st
     assert reply.status_code == 422, reply.text
     assert said in reply.json()["detail"] and reply.json()["code"] == "VALIDATION_ERROR"
     assert len(client.app.state.env_service.store) == 0
-
-
-def test_stockfish_missing_is_a_clear_refusal(client: TestClient) -> None:
-    from chess_env.opponents import find_stockfish
-
-    try:
-        find_stockfish()
-    except FileNotFoundError:
-        reply = client.post("/reset", json={"opponent": "stockfish"})
-        assert reply.status_code == 422 and reply.json()["reason"] == "opponent_unavailable"
-        assert "no Stockfish binary" in reply.json()["detail"]
-    else:
-        pytest.skip("Stockfish is installed here")
 
 
 def test_a_body_over_64_kb_is_refused(client: TestClient, session: str) -> None:

@@ -139,7 +139,7 @@ def test_an_illegal_move_is_a_tool_error_the_agent_can_read(client: TestClient) 
             b'{"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create",'
             b' "params": {"opponent": "magnus"}}',
             -32602,
-            "opponent: Input should be",
+            "opponent: Value error, unknown player 'magnus'",
         ),
     ],
 )

@@ -1,0 +1,23 @@
+"""``registered(name, factory)``: a test's own player kind, forgotten again when the block ends.
+
+Servers make players only through ``chess_env.players``, so a test that needs a slow, faulty or
+recording player registers one under a name and asks for it by that name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from chess_env.players import PlayerSpec, register_player, unregister_player
+
+
+@contextlib.contextmanager
+def registered(name: str, factory: Callable[[PlayerSpec], Any]) -> Iterator[str]:
+    """Within the block, the spec ``name`` makes ``factory(spec)``; the block gets ``name``."""
+    register_player(name, factory)
+    try:
+        yield name
+    finally:
+        unregister_player(name)
