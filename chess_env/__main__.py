@@ -1,35 +1,137 @@
-"""``python -m chess_env``: a demo game (``demo``, the default), an evaluation (``eval``) or the
-OpenEnv server (``serve``)."""
+"""``python -m chess_env``: a quick game (``demo``, the default), a game watched move by move or
+played by a person (``play``), an evaluation (``eval``) or the OpenEnv server (``serve``).
+
+Players are named as everywhere in the package (``chess_env.players``): random, greedy,
+stockfish:3, stockfish?elo=1500, alphabeta:2, runs/x/model.zip, openai:MODEL, human. Exit
+status: 0 when the command ran, 1 when it failed, 2 on bad usage (a bad spec included), with one
+line on stderr; ``--debug`` shows the traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
-from chess_env.demo import main as demo_main
+import chess
+
+from chess_env.errors import PlayerSpecError
 from chess_env.evaluation import COLOR_SCHEDULES, EvaluationReport
-from chess_env.opponents import OPPONENT_NAMES
+from chess_env.players import PLAYER_FORMS
 from envkit.cli import add_server_arguments, positive, server_settings
+from envkit.command_line import add_debug_flag, run_command
+
+PROG = "python -m chess_env"
+PLAYERS_HELP = "a player: " + ", ".join(PLAYER_FORMS)
+EXTRAS = {"torch": "train", "stable_baselines3": "train", "sb3_contrib": "train"}
+EXTRAS |= {name: "server" for name in ("fastapi", "uvicorn", "websockets")}
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m chess_env", description=__doc__)
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command")
-    demo = commands.add_parser("demo", help="play a game and print the board, PGN and outcome")
-    for side, default in (("white", "greedy"), ("black", "random")):
-        demo.add_argument(f"--{side}", choices=OPPONENT_NAMES, default=default)
-    demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--max-plies", type=int, default=200, help="0 for no cap")
-    demo.set_defaults(run=_demo)
+    _add_demo(commands)
+    _add_play(commands)
     _add_eval(commands)
     _add_serve(commands)
     args = parser.parse_args((sys.argv[1:] if argv is None else argv) or ["demo"])
-    args.run(args, parser)
+    return run_command(
+        lambda: args.run(args),
+        prog=f"{PROG} {args.command}",
+        debug=args.debug,
+        usage_errors=(PlayerSpecError,),
+        extras=EXTRAS,
+    )
 
 
-def _demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-    demo_main(args.white, args.black, args.seed, args.max_plies or None)
+def _add_demo(commands: argparse._SubParsersAction) -> None:
+    demo = commands.add_parser("demo", help="play a quick game and print the board, PGN, outcome")
+    add_debug_flag(demo)
+    demo.add_argument("--white", default="greedy", help=f"{PLAYERS_HELP} (default: greedy)")
+    demo.add_argument("--black", default="random", help="the same (default: random)")
+    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--max-plies", type=int, default=200, help="0 for no cap")
+    demo.set_defaults(run=_demo)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from chess_env.play import play_game
+    from chess_env.render import render_ansi
+
+    played = play_game(
+        args.white,
+        args.black,
+        seed=args.seed,
+        max_plies=args.max_plies or None,
+        event="polyarena demo",
+    )
+    print(f"{render_ansi(played.game.board)}\n\n{played.pgn}\n\nOutcome: {played.describe()}")
+    return 0
+
+
+def _add_play(commands: argparse._SubParsersAction) -> None:
+    play = commands.add_parser(
+        "play",
+        help="play one game and show it move by move; 'human' lets you type moves",
+        description="Play one game between two players and show every move. A 'human' side "
+        "types its moves (UCI or SAN; 'resign' gives up). Example: "
+        f"{PROG} play --white human --black stockfish?elo=1500",
+    )
+    add_debug_flag(play)
+    play.add_argument("--white", default="human", help=f"{PLAYERS_HELP} (default: human)")
+    play.add_argument("--black", default="greedy", help="the same (default: greedy)")
+    play.add_argument(
+        "--render",
+        choices=("ansi", "svg", "none"),
+        default="ansi",
+        help="ansi: the board in the terminal after every move; svg: keep --svg up to date (an "
+        "image viewer that reloads shows the game) and print the moves; none: the moves only",
+    )
+    play.add_argument("--svg", type=Path, default=Path("board.svg"), help="(default: board.svg)")
+    play.add_argument("--pgn", type=Path, help="write the game here as PGN")
+    play.add_argument("--seed", type=int, default=0)
+    play.add_argument("--max-plies", type=int, default=512, help="0 for no cap")
+    play.set_defaults(run=_play)
+
+
+def _play(args: argparse.Namespace) -> int:
+    from chess_env.play import play_game
+    from chess_env.players import parse_player
+    from chess_env.render import render_ansi, render_svg
+
+    humans = {
+        color for color, spec in ((chess.WHITE, args.white), (chess.BLACK, args.black))
+        if parse_player(spec).kind == "human"
+    }  # fmt: skip
+
+    def show(game: Any, move: chess.Move) -> None:
+        board = game.board
+        before = board.copy(stack=1)
+        before.pop()
+        number = f"{before.fullmove_number}{'.' if before.turn == chess.WHITE else '...'}"
+        print(f"{number} {before.san(move)}", flush=True)
+        if args.render == "svg":
+            args.svg.write_text(render_svg(board), encoding="utf-8")
+        elif args.render == "ansi" and (not humans or game.is_over):  # a person's prompt
+            print(
+                render_ansi(board, next(iter(humans), chess.WHITE)) + "\n", flush=True
+            )  # shows it
+
+    played = play_game(
+        args.white,
+        args.black,
+        seed=args.seed,
+        max_plies=args.max_plies or None,
+        on_move=show,
+        event="python -m chess_env play",
+    )
+    if args.pgn is not None:
+        args.pgn.write_text(f"{played.pgn}\n", encoding="utf-8")
+    print(f"Result: {played.describe()}")
+    return 0
 
 
 def _add_eval(commands: argparse._SubParsersAction) -> None:
@@ -39,21 +141,24 @@ def _add_eval(commands: argparse._SubParsersAction) -> None:
         description="Print a table of the games and stats; with --out also write "
         "DIR/report.json and DIR/games.pgn.",
     )
+    add_debug_flag(evaluate)
     evaluate.add_argument(
-        "--agent",
-        default="random",
-        help="openai:MODEL (an OpenAI-compatible endpoint), or random, greedy, stockfish[:DEPTH]",
+        "--agent", default="random", help=f"{PLAYERS_HELP}; openai:MODEL reads the text itself"
     )
-    evaluate.add_argument("--base-url", default="https://api.openai.com/v1", help="API root")
     evaluate.add_argument(
-        "--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key"
+        "--base-url",
+        default=None,
+        help="an LLM's API root (default: $OPENAI_BASE_URL, else https://api.openai.com/v1)",
     )
-    evaluate.add_argument("--timeout", type=float, default=30.0, help="seconds per LLM reply")
+    evaluate.add_argument(
+        "--api-key-env", default=None, help="variable holding the key (default: OPENAI_API_KEY)"
+    )
+    evaluate.add_argument("--timeout", type=float, default=None, help="seconds per LLM reply (30)")
     evaluate.add_argument(
         "--tool-calling", action="store_true", help="ask the LLM for its move as a tool call"
     )
-    evaluate.add_argument("--opponent", default="random", help="random, greedy, stockfish[:DEPTH]")
-    evaluate.add_argument("--games", type=int, default=10)
+    evaluate.add_argument("--opponent", default="random", help=f"{PLAYERS_HELP} (default: random)")
+    evaluate.add_argument("--games", type=positive(int), default=10)
     evaluate.add_argument("--colors", choices=COLOR_SCHEDULES, default="alternate")
     evaluate.add_argument("--seed", type=int, default=0)
     evaluate.add_argument("--retries", type=int, default=1, help="retries after an illegal move")
@@ -62,37 +167,34 @@ def _add_eval(commands: argparse._SubParsersAction) -> None:
     evaluate.set_defaults(run=_evaluate)
 
 
-def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+def _evaluate(args: argparse.Namespace) -> int:
     from chess_env.agents import make_text_agent
     from chess_env.evaluation import evaluate_agent, write_report
-    from envkit.llm import ChatError
 
+    agent = make_text_agent(
+        args.agent,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+        timeout_seconds=args.timeout,
+        tool_calling=args.tool_calling or None,
+    )
     try:
-        agent = make_text_agent(
-            args.agent,
-            base_url=args.base_url,
-            api_key_env=args.api_key_env,
-            timeout_seconds=args.timeout,
-            tool_calling=args.tool_calling,
+        report = evaluate_agent(
+            agent,
+            args.opponent,
+            args.games,
+            colors=args.colors,
+            seed=args.seed,
+            retries=args.retries,
+            max_plies=args.max_plies or None,
         )
-        try:
-            report = evaluate_agent(
-                agent,
-                args.opponent,
-                args.games,
-                colors=args.colors,
-                seed=args.seed,
-                retries=args.retries,
-                max_plies=args.max_plies or None,
-            )
-        finally:
-            agent.close()
-    except (ValueError, FileNotFoundError, ChatError) as error:
-        parser.exit(1, f"{parser.prog} eval: error: {error}\n")
+    finally:
+        agent.close()
     _print_report(report)
     if args.out:
         for path in write_report(report, args.out):
-            print(f"wrote {path}")
+            print(f"wrote {path}", file=sys.stderr)
+    return 0
 
 
 def _add_serve(commands: argparse._SubParsersAction) -> None:
@@ -101,6 +203,7 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         help="serve ChessEnv over HTTP, WebSocket and MCP (OpenEnv's protocol)",
         description="Needs the server extra: pip install 'polyarena[server]'.",
     )
+    add_debug_flag(serve)
     add_server_arguments(
         serve,
         sessions="env sessions",
@@ -134,19 +237,17 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         help="seconds between two sweeps of the service for idle games (default: 60)",
     )
     # Usage errors found after parsing name the serve command, as argparse's own do.
-    serve.set_defaults(run=lambda args, _: _serve(args, serve))
+    serve.set_defaults(run=lambda args: _serve(args, serve))
 
 
-def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     settings: dict[str, Any] = server_settings(args, parser)
     service = args.service or args.archive is not None
     for flag in ("max_games", "cleanup_interval"):
         if getattr(args, flag) is not None and not service:
             parser.error(f"--{flag.replace('_', '-')} is a setting of --service (or --archive)")
-    try:
-        from chess_env.server import serve
-    except ImportError as error:  # the server extra is not installed
-        parser.exit(1, f"{parser.prog}: error: {error}; pip install 'polyarena[server]'\n")
+    from chess_env.server import serve  # without the server extra: its install hint
+
     settings.update(service=service, archive_dir=args.archive)
     optional = {  # unset: create_chess_app's defaults
         "idle_timeout": args.idle_timeout,
@@ -156,6 +257,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     }
     settings.update((name, value) for name, value in optional.items() if value is not None)
     serve(args.host, args.port, **settings)
+    return 0
 
 
 def _print_report(report: EvaluationReport) -> None:
@@ -186,4 +288,4 @@ def _print_report(report: EvaluationReport) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

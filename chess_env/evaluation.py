@@ -14,7 +14,6 @@ game stopped at the ply limit counts as a draw in the stats (its PGN result stay
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -22,9 +21,9 @@ import chess
 import chess.pgn
 from pydantic import Field
 
-from chess_env.agents import TextPlayer, opponent_from_spec
+from chess_env.agents import TextPlayer
 from chess_env.game import AgentStats
-from chess_env.opponents import Opponent
+from chess_env.players import PlayerLike, make_player
 from chess_env.text import ChessTextEnv
 from envkit.dto import FrozenDTO
 from envkit.ports import PolicyBackend
@@ -84,7 +83,7 @@ class EvaluationReport(FrozenDTO):
 
 def evaluate_agent(
     agent: PolicyBackend,
-    opponent: str | Opponent | Callable[[chess.Board], chess.Move] = "random",
+    opponent: PlayerLike = "random",
     games: int = 10,
     *,
     colors: str = "alternate",
@@ -98,7 +97,7 @@ def evaluate_agent(
     Args:
         agent: any ``PolicyBackend`` taking the text observation; its action may be text, a
             ``chess.Move`` or ``{"move": ...}`` (see ``chess_env.agents.move_text``).
-        opponent: as for ``ChessTextEnv``, plus "stockfish:N" (depth N).
+        opponent: any player (``chess_env.players``), as for ``ChessTextEnv``.
         games: how many games.
         colors: "alternate" (white first), "white" or "black".
         seed: game ``i`` resets the env and the agent with ``seed + i``.
@@ -110,7 +109,7 @@ def evaluate_agent(
         raise ValueError(f"colors must be one of {list(COLOR_SCHEDULES)}, got {colors!r}")
     if games < 1:
         raise ValueError(f"games must be >= 1, got {games}")
-    player, rival = TextPlayer(agent), opponent_from_spec(opponent)
+    player, rival = TextPlayer(agent), make_player(opponent)
     opponent_name = opponent if isinstance(opponent, str) else rival.name
     schedule: list[Color] = [_color(colors, index) for index in range(games)]
     envs = {

@@ -33,11 +33,12 @@ class HumanPlayer(Opponent):
 
     def __init__(
         self,
-        read: Callable[[str], str] = input,
+        read: Callable[[str], str] | None = None,
         write: Callable[[str], None] = print,
     ) -> None:
         super().__init__()
-        self.read, self.write = read, write
+        self.read = read or (lambda prompt: input(prompt))  # looked up when asked: testable
+        self.write = write
 
     def choose_move(self, board: chess.Board, legal_moves: Sequence[chess.Move]) -> chess.Move:
         side = chess.COLOR_NAMES[board.turn]

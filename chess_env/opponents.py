@@ -243,9 +243,9 @@ class StockfishOpponent(Opponent):
 
         seconds = min(self.movetime or self.max_seconds, self.max_seconds)
         limit = chess.engine.Limit(depth=self.depth, time=seconds)
+        if self._engine is None:
+            self._engine = self._start()  # a bad setting (elo out of range) is a ValueError
         try:
-            if self._engine is None:
-                self._engine = self._start()
             result = self._engine.play(board, limit, game=self._game_token)
         except (chess.engine.EngineError, TimeoutError) as error:
             self._abandon()

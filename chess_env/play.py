@@ -1,58 +1,102 @@
-"""A short game between two built-in players, printed as a board, a PGN and the outcome."""
+"""A game between two players of ``chess_env.players``, watched move by move if asked.
+
+``play_game(white, black)`` is what ``python -m chess_env demo`` and ``play`` run: the rules core
+(``ChessGame``, with the envs' draw claims and ply cap), a seed for each side, and a ``PlayedGame``
+with the PGN. A player that cannot move (``PlayerFailedError``: an engine that died or overran,
+a person who resigned) or answers an illegal move loses the game.
+"""
 
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import chess
 import chess.pgn
 
-from chess_env.players import make_player
-from chess_env.render import render_ansi
+from chess_env.errors import PlayerFailedError
+from chess_env.players import PlayerLike, make_player
 from chess_env.rules import ChessGame
 
-__all__ = ["play_game"]
+__all__ = ["PlayedGame", "play_game"]
+
+
+@dataclass
+class PlayedGame:
+    """A finished game: the rules' record, the PGN and, when a side lost by failing, which."""
+
+    game: ChessGame
+    pgn: chess.pgn.Game
+    failed: chess.Color | None = None
+    failure: str = ""
+
+    @property
+    def result(self) -> str:
+        if self.failed is not None:
+            return "0-1" if self.failed == chess.WHITE else "1-0"
+        return self.game.outcome.result() if self.game.outcome else "*"
+
+    def describe(self) -> str:
+        """The result and how the game ended, in words."""
+        plies = self.game.plies
+        if self.failed is not None:
+            return f"{self.result} ({chess.COLOR_NAMES[self.failed]} failed: {self.failure})"
+        outcome = self.game.outcome
+        if outcome is None:
+            return f"unfinished after {plies} plies (max_plies reached)"
+        winner = {chess.WHITE: "white wins", chess.BLACK: "black wins", None: "draw"}
+        ending = outcome.termination.name.lower()
+        return f"{outcome.result()} ({winner[outcome.winner]} by {ending}) after {plies} plies"
 
 
 def play_game(
-    white: str = "greedy", black: str = "random", *, seed: int = 0, max_plies: int | None = 200
-) -> tuple[ChessGame, chess.pgn.Game]:
-    """Play ``white`` against ``black`` (opponent names) with the shared rules core."""
+    white: PlayerLike = "greedy",
+    black: PlayerLike = "random",
+    *,
+    seed: int = 0,
+    max_plies: int | None = 200,
+    on_move: Callable[[ChessGame, chess.Move], None] | None = None,
+    event: str = "polyarena game",
+) -> PlayedGame:
+    """Play ``white`` against ``black`` (any players); ``on_move(game, move)`` sees each move
+    after it is played. White is seeded with ``seed``, black with ``seed + 1``.
+
+    Example:
+        >>> played = play_game("greedy", "random", seed=3, max_plies=20)
+        >>> played.game.plies, played.pgn.headers["White"], played.result
+        (20, 'greedy', '*')
+    """
     players = {chess.WHITE: make_player(white), chess.BLACK: make_player(black)}
     for offset, player in enumerate(players.values()):
         player.reset(seed=seed + offset)
     game = ChessGame(max_plies=max_plies)
+    failed, failure = None, ""
     try:
         while not game.is_over:
-            game.play(players[game.board.turn].choose_move(game.board, game.legal_moves))
+            mover = game.board.turn
+            try:
+                move = players[mover].choose_move(game.board.copy(), game.legal_moves)
+            except PlayerFailedError as error:
+                failed, failure = mover, str(error)
+                break
+            if not isinstance(move, chess.Move) or not game.is_legal(move):
+                failed, failure = mover, f"answered {move!r}, not a legal move"
+                break
+            game.play(move)
+            if on_move is not None:
+                on_move(game, move)
     finally:
         for player in players.values():
             player.close()
-    pgn = chess.pgn.Game.from_board(game.board)
-    pgn.headers.update(
-        Event="polyarena demo",
+    played = PlayedGame(game, chess.pgn.Game.from_board(game.board), failed, failure)
+    played.pgn.headers.update(
+        Event=event,
         Date=datetime.date.today().strftime("%Y.%m.%d"),
-        White=white,
-        Black=black,
-        Result=game.outcome.result() if game.outcome else "*",
+        White=players[chess.WHITE].name,
+        Black=players[chess.BLACK].name,
+        Result=played.result,
     )
-    return game, pgn
-
-
-def describe(game: ChessGame) -> str:
-    if game.outcome is None:
-        return f"unfinished after {game.plies} plies (max_plies reached)"
-    winner = {chess.WHITE: "white wins", chess.BLACK: "black wins", None: "draw"}
-    return (
-        f"{game.outcome.result()} ({winner[game.outcome.winner]} by "
-        f"{game.outcome.termination.name.lower()}) after {game.plies} plies"
-    )
-
-
-def main(white: str, black: str, seed: int, max_plies: int | None) -> None:
-    game, pgn = play_game(white, black, seed=seed, max_plies=max_plies)
-    print(render_ansi(game.board))
-    print()
-    print(pgn)
-    print()
-    print(f"Outcome: {describe(game)}")
+    if failed is not None:
+        played.pgn.headers["Termination"] = f"{chess.COLOR_NAMES[failed]} failed: {failure}"
+    return played

@@ -328,9 +328,11 @@ def _options(text: str, query: str) -> dict[str, str]:
     for pair in query.split("&") if query else ():
         key, equals, value = pair.partition("=")
         if not key or not equals or not value:
-            raise PlayerSpecError(f"player {text!r}: expected KEY=VALUE after '?', got {pair!r}")
+            problem = f"expected KEY=VALUE after '?', got {pair!r}"
+            raise PlayerSpecError(f"player {text!r}: {problem}; {_forms_hint()}")
         if key in options:
-            raise PlayerSpecError(f"player {text!r}: option {key!r} is given twice")
+            problem = f"option {key!r} is given twice"
+            raise PlayerSpecError(f"player {text!r}: {problem}; {_forms_hint()}")
         options[key] = value
     return options
 

@@ -45,7 +45,8 @@ def test_no_arguments_means_demo_and_bad_names_are_rejected() -> None:
         capture_output=True,
         text=True,
     )
-    assert bad.returncode == 2 and "invalid choice: 'magnus'" in bad.stderr
+    assert bad.returncode == 2 and "unknown player 'magnus'" in bad.stderr
+    assert bad.stderr.startswith("python -m chess_env demo: error:") and not bad.stdout
 
 
 # -- python -m chess_env serve ------------------------------------------------------------------

@@ -261,7 +261,7 @@ def test_opponent_ending_the_game_at_reset_is_an_error() -> None:
         ({"illegal_action": "ignore"}, "illegal_action must be one of"),
         ({"render_mode": "window"}, "render_mode must be one of"),
         ({"max_plies": 0}, "max_plies must be a positive integer or None"),
-        ({"opponent": "kasparov"}, "unknown opponent 'kasparov'; expected one of"),
+        ({"opponent": "kasparov"}, "unknown player 'kasparov'; a player is one of"),
     ],
 )
 def test_bad_constructor_arguments_name_the_parameter(kwargs: dict[str, Any], match: str) -> None:

@@ -156,7 +156,7 @@ def test_bad_arguments_are_refused() -> None:
     agent = ScriptedTextAgent([])
     with pytest.raises(ValueError, match="colors must be one of"):
         evaluate_agent(agent, colors="purple", progress=False)
-    with pytest.raises(ValueError, match="stockfish:DEPTH"):
+    with pytest.raises(ValueError, match="depth must be a whole number"):
         evaluate_agent(agent, "stockfish:deep", progress=False)
 
 
@@ -211,4 +211,4 @@ def test_cli_random_agent_needs_no_server_and_bad_specs_fail_cleanly(tmp_path: P
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["agent"] == "random" and report["stats"]["games_played"] == 2
     bad = cli("--agent", "random", "--opponent", "magnus", "--games", "1")
-    assert bad.returncode == 1 and "unknown opponent 'magnus'" in bad.stderr
+    assert bad.returncode == 2 and "unknown player 'magnus'" in bad.stderr

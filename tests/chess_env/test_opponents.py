@@ -15,15 +15,13 @@ import chess_env.opponents as opponents_module
 from chess_env import ChessEnv, OpponentError, StockfishNotFoundError
 from chess_env.encoding import board_to_tensor, decode_action, encode_move, legal_action_mask
 from chess_env.opponents import (
-    OPPONENT_NAMES,
-    CallableOpponent,
     GreedyOpponent,
     Opponent,
     PolicyOpponent,
     RandomOpponent,
     StockfishOpponent,
-    make_opponent,
 )
+from chess_env.players import make_player
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 from stockfish_binary import needs_stockfish
@@ -214,11 +212,11 @@ def test_missing_stockfish_binary_has_a_helpful_error() -> None:
     assert isinstance(caught.value, FileNotFoundError)
 
 
-def test_make_opponent_stockfish_without_binary(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_make_player_stockfish_without_binary(monkeypatch: pytest.MonkeyPatch) -> None:
     """With nothing on PATH or in /usr/games, the default lookup fails at construction."""
     monkeypatch.setattr(opponents_module.shutil, "which", lambda name: None)
     with pytest.raises(StockfishNotFoundError, match="apt-get"):
-        make_opponent("stockfish")
+        make_player("stockfish")
     with pytest.raises(StockfishNotFoundError):
         ChessEnv(opponent="stockfish")
 
@@ -373,54 +371,13 @@ def test_elo_outside_the_engines_range_is_named_and_leaks_nothing() -> None:
 
 @needs_stockfish
 @pytest.mark.stockfish
-def test_make_opponent_stockfish() -> None:
-    opponent = make_opponent("stockfish")
+def test_make_player_stockfish() -> None:
+    opponent = make_player("stockfish")
     try:
         assert isinstance(opponent, StockfishOpponent)
         assert opponent(chess.Board()) in chess.Board().legal_moves
     finally:
         opponent.close()
-
-
-# -- make_opponent ----------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("name", "kind"), [("random", RandomOpponent), ("greedy", GreedyOpponent)])
-def test_make_opponent_by_name(name: str, kind: type[Opponent]) -> None:
-    opponent = make_opponent(name)
-    assert type(opponent) is kind
-    assert opponent.name == name
-
-
-def test_make_opponent_passes_instances_through() -> None:
-    opponent = GreedyOpponent()
-    assert make_opponent(opponent) is opponent
-    assert ChessEnv(opponent=opponent).opponent is opponent
-
-
-def test_make_opponent_wraps_callables() -> None:
-    def first_move(board: chess.Board) -> chess.Move:
-        return next(iter(board.legal_moves))
-
-    opponent = make_opponent(first_move)
-    assert isinstance(opponent, CallableOpponent)
-    assert opponent.name == "first_move"
-    assert opponent(chess.Board()) == first_move(chess.Board())
-
-
-def test_make_opponent_unknown_name_lists_the_valid_ones() -> None:
-    with pytest.raises(ValueError, match="unknown opponent 'stokfish'") as caught:
-        make_opponent("stokfish")
-    for name in OPPONENT_NAMES:
-        assert repr(name) in str(caught.value)
-    with pytest.raises(ValueError, match="unknown opponent"):
-        ChessEnv(opponent="minimax")
-
-
-@pytest.mark.parametrize("spec", [42, None, ["random"]], ids=repr)
-def test_make_opponent_rejects_non_callables(spec: object) -> None:
-    with pytest.raises(TypeError, match="opponent must be"):
-        make_opponent(spec)  # type: ignore[arg-type]
 
 
 # -- misbehaving opponents: OpponentError and rollback ----------------------------------------
@@ -516,10 +473,10 @@ def test_rolled_back_steps_leave_repetition_counts_alone(
     shuffle = ["g1f3", "f3g1"] * 2
     for index, uci in enumerate(shuffle):
         action = encode_move(chess.Move.from_uci(uci), chess.WHITE)
-        env.opponent = make_opponent(failure)
+        env.opponent = make_player(failure)
         with pytest.raises((OpponentCrashError, OpponentError)):
             env.step(action)
-        env.opponent = make_opponent(knight_shuffle)
+        env.opponent = make_player(knight_shuffle)
         _, _, terminated, _, info = env.step(action)
         last = index == len(shuffle) - 1
         assert terminated == last, f"step {index}: {info['outcome']}"

@@ -418,7 +418,7 @@ def test_opponent_errors_roll_back_the_agents_move() -> None:
         ({"render_mode": "rgb_array"}, "render_mode must be one of"),
         ({"retries": -1}, "retries must be a non-negative integer"),
         ({"max_plies": 0}, "max_plies must be a positive integer or None"),
-        ({"opponent": "kasparov"}, "unknown opponent 'kasparov'"),
+        ({"opponent": "kasparov"}, "unknown player 'kasparov'"),
     ],
 )
 def test_bad_constructor_arguments_name_the_parameter(kwargs: dict[str, Any], match: str) -> None:

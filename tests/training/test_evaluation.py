@@ -4,6 +4,7 @@ an unmasked illegal choice is counted and lost, the PGN holds every game."""
 from __future__ import annotations
 
 import io
+import re
 import shutil
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import torch
 from chess_env import ACTION_SIZE
 from chess_env.encoding import N_PLANES, encode_move
 from chess_env.env import board_space
-from training.evaluation import evaluate, make_player
+from training.evaluation import evaluate
 from training.policies import ChessCnnMaskablePolicy
 
 
@@ -116,16 +117,15 @@ def test_an_unmasked_illegal_move_is_counted_and_loses(
     assert results == ["0-1", "1-0"] * 2  # the agent (white in even games) lost each
 
 
-def test_make_player_names_what_it_accepts() -> None:
-    assert make_player("random").name == "random"
-    for spec, match in [
-        ("nobody", "unknown player"),
-        ("random:2", "unknown player"),
-        ("stockfish:0", "positive integer"),
-        ("alphabeta:x", "positive integer"),
+def test_evaluate_refuses_bad_players_and_counts_before_any_game() -> None:
+    for agent, opponent, match in [
+        ("nobody", "random", "unknown player 'nobody'"),
+        ("random", "random:2", "random takes no ':' argument"),
+        ("random", "stockfish:0", "depth must be in 1..30"),
+        ("alphabeta:x", "random", "depth must be a whole number"),
     ]:
-        with pytest.raises(ValueError, match=match):
-            make_player(spec)
+        with pytest.raises(ValueError, match=re.escape(match)):
+            evaluate(agent, opponent, games=1)
     with pytest.raises(ValueError, match="at least 1"):
         evaluate("random", "random", games=0)
 
