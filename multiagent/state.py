@@ -29,7 +29,7 @@ from pydantic import (
 )
 from typing_extensions import NotRequired, TypedDict
 
-from multiagent.errors import StateValidationError
+from multiagent.errors import StateValidationError, not_one_of
 from multiagent.variables import (
     MAX_DICT_ITEMS,
     MAX_LIST_ITEMS,
@@ -336,6 +336,8 @@ def format_errors(
         message = item["msg"]
         if item["type"] in ("too_long", "string_too_long"):
             message = _too_long(item, path)
+        elif item["type"] == "literal_error" and defn is not None and defn.type == "categorical":
+            message = not_one_of(item["input"], [str(value) for value in defn.values or []])
         elif item["type"] == "missing":
             whole_variable = not loc and not prefix_loc
             message = "missing (every variable must be present)" if whole_variable else "missing"

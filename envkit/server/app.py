@@ -57,8 +57,8 @@ def create_app(
         max_message_bytes: larger WebSocket messages close the connection (1009).
         clock: the time source of idle expiry and the rate limit (tests pass a fake one).
         rate_limit: HTTP requests plus WebSocket messages per minute and client IP, beyond which
-            they get 429 (or a RATE_LIMITED error frame); None: no limit. Off by default so
-            embedding and tests are unaffected; ``python -m chess_env serve`` turns it on (100).
+            they get 429 (or a RATE_LIMITED error frame); None: no limit (the default, as for the
+            ``serve`` commands: every env on one machine shares its IP's budget).
         token: when set, every route but ``/health`` (``/docs`` and ``/openapi.json`` too) needs
             ``Authorization: Bearer <token>``: 401 without it, and WebSocket handshakes close 1008.
         on_shutdown: called once when the app stops, after every session's env is closed (to

@@ -158,7 +158,7 @@ BAD_DEFAULTS = [
             "item_type": {"type": "categorical", "values": ["spawn", "move"]},
             "default": ["spawn", "fly"],
         },
-        "state_variables.agent_vars.x.default[1]: Input should be 'spawn' or 'move'",
+        "state_variables.agent_vars.x.default[1]: 'fly' is not one of spawn, move",
         id="categorical-in-list",
     ),
     pytest.param(
@@ -183,7 +183,7 @@ BAD_DEFAULTS = [
     ),
     pytest.param(
         {"type": "categorical", "values": ["calm", "angry"], "default": "sad"},
-        "state_variables.agent_vars.x.default: Input should be 'calm' or 'angry'",
+        "state_variables.agent_vars.x.default: 'sad' is not one of calm, angry",
         id="categorical-default-not-a-value",
     ),
     pytest.param(

@@ -443,13 +443,13 @@ MIXED = {
 }
 NOISY = {
     "matrix": [
-        ["A", "A", "insider", 2.0],
-        ["B", "A", "external", 1.5],
+        ["A", "A", "insider", 1.0],
+        ["B", "A", "external", 1.0],
         ["C", "A", "insider", 0.7],
-        ["A", "global", "insider", 2.0],
+        ["A", "global", "insider", 1.0],
         ["B", "global", "external", 0.9],
     ],
-    "default": {"level": "external", "noise": 2.0},
+    "default": {"level": "external", "noise": 1.0},
     "variable_visibility": {"internal": sorted(INTERNAL_AGENT | INTERNAL_GLOBAL)},
 }
 
@@ -459,7 +459,7 @@ NOISY = {
 def test_noisy_observations_validate_and_keep_types(
     section: dict[str, Any], distribution: str
 ) -> None:
-    """Noise never breaks a bound, a type or a container's shape, even at noise 2."""
+    """Noise never breaks a bound, a type or a container's shape, even at the maximum noise, 1."""
     config = hand_config({**section, "distribution": distribution})
     plan = ObservabilityPlan(config)
     variables = config.state_variables

@@ -386,7 +386,7 @@ def nested_state(**changes: Any) -> dict[str, dict[str, Any]]:
         ),
         pytest.param(
             {"tags": ["spawn", "move", "fly"]},
-            ("agents[T].tags[2]", "Input should be 'spawn' or 'move'"),
+            ("agents[T].tags[2]", "'fly' is not one of spawn, move"),
             id="categorical-in-list",
         ),
         pytest.param(
@@ -504,7 +504,7 @@ def test_global_state_paths_start_with_global_state() -> None:
     validator = StateValidator(SIMPLE, GLOBALS)
     errors = global_errors(validator, {"weather": "snow", "prices": {"food": -1}})
     assert errors == [
-        ("global_state.weather", "Input should be 'sun' or 'rain'"),
+        ("global_state.weather", "'snow' is not one of sun, rain"),
         ("global_state.prices[food]", "Input should be greater than or equal to 0"),
     ]
     assert global_errors(validator, {"weather": "sun"}) == [

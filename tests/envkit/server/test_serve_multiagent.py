@@ -57,7 +57,7 @@ def test_serve_defaults_match_chess(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("POLYARENA_TOKEN", TOKEN)
     app = serve_app(monkeypatch)
     store = app.state.env_service.store
-    assert (store.max_sessions, store.idle_timeout, rate_of(app)) == (64, 600.0, 100)
+    assert (store.max_sessions, store.idle_timeout, rate_of(app)) == (64, 600.0, None)
     assert guarded(app, TOKEN)  # from the environment
     assert rate_of(serve_app(monkeypatch, "--rate-limit", "0")) is None
 
