@@ -41,6 +41,7 @@ from tqdm import tqdm  # text bars: tqdm.auto warns in Jupyter without ipywidget
 from chess_env.encoding import ACTION_SIZE, board_to_tensor, encode_move
 from chess_env.fen import fen_of
 from chess_env.opponents import Opponent, RandomOpponent
+from chess_env.players import parse_player
 from chess_env.rules import ChessGame, EndingActions
 from training.dto import DatasetManifestDTO
 from training.envs import env_factory
@@ -556,11 +557,18 @@ def _run_jobs(
 
 
 def _expert_name(spec: str) -> str:
-    """The expert ``spec`` resolves to (``auto`` -> ``stockfish:1`` or ``alphabeta:2``); a bad
-    spec, or a missing engine, fails here rather than in a worker."""
+    """The expert ``spec`` makes, as the spec the manifest records and the workers make theirs
+    from: ``KIND:DEPTH`` (``auto`` -> ``stockfish:1`` or ``alphabeta:2``, a depth left out
+    filled in), other options kept as written (``stockfish:2?skill=5``). A bad spec, or a
+    missing engine, fails here rather than in a worker."""
     player = chess_expert(spec)
     player.close()
-    return f"{player.name}:{player.depth}"  # type: ignore[attr-defined]
+    made_from = parse_player(player.name)  # make_player names a player by its spec, auto resolved
+    depth = getattr(player, "depth", None)
+    query = "&".join(f"{key}={value}" for key, value in made_from.options.items() if key != "depth")
+    return (
+        made_from.kind + (f":{depth}" if depth is not None else "") + (f"?{query}" if query else "")
+    )
 
 
 def _merge(labelled: list[_Rows], expert: str, seed: int) -> BCDataset:
