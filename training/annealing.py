@@ -11,8 +11,11 @@
   the model returns to the previous stage's checkpoint.
 - PASS when every stage passed. The kept model plays ``final_eval_games`` games at the end.
 
-Every stage writes its artefacts under ``<out_dir>/stage-<cycle>-<mode>/`` (a temporary folder
-when ``out_dir`` is None), so a rollback reloads a file, never a copy kept in memory.
+Every stage writes its artefacts under ``<out_dir>/stage-<cycle>-<mode>/``, so a rollback reloads a
+file, never a copy kept in memory. ``out_dir`` defaults to ``"auto"``: a new ``runs/anneal-<time>``
+holding the kept model (PASS or HOLD; on FAIL the failed stage's model stays in its own folder),
+the curve and ``summary.json``. With ``out_dir=None`` the stages use a temporary folder and
+nothing is kept.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from training.bc import bc_dataset, bc_model, train_bc
-from training.config import AnnealConfig, BCConfig
+from training.config import AnnealConfig, BCConfig, resolve_out_dir
 from training.curves import EpisodePoint, EvalPoint, plot_learning_curve
 from training.dto import (
     AnnealStageResultDTO,
@@ -102,9 +105,11 @@ def _score(result: BCTrainingResultDTO | PPOTrainingResultDTO) -> float | None:
 def anneal(config: AnnealConfig | None = None, **overrides: Any) -> AnnealSummaryDTO:
     """Run ``config.schedule`` (default: bc, ppo) on chess; see the module docstring.
 
-    ``overrides`` replace top-level fields of the config, e.g. ``schedule=("bc", "ppo", "ppo")``.
+    ``overrides`` replace top-level fields of the config, e.g. ``schedule=("bc", "ppo", "ppo")``
+    or ``out_dir=None`` (no files; the default ``"auto"`` is a new ``runs/anneal-<time>``).
     """
     config = AnnealConfig.model_validate({**(config or AnnealConfig()).model_dump(), **overrides})
+    config = config.model_copy(update={"out_dir": resolve_out_dir(config.out_dir, "anneal")})
     start, cpu_start = time.perf_counter(), cpu_seconds()
     with _run_dir(config.out_dir) as run:
         baselines = {

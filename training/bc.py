@@ -7,7 +7,8 @@ small entropy bonus that keeps the policy from collapsing before PPO explores. A
 decides early stopping, and the best epoch's weights are kept.
 
 The model is the one ``training.models.build_model`` makes for the env, so its saved zip loads into
-a PPO stage with ``PPOConfig(init_model=...)``.
+a PPO stage with ``PPOConfig(init_model=...)``. It is saved under ``runs/bc-<time>`` by default
+(``out_dir="auto"``), unless the caller passed its own model to train, which it keeps.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numpy as np
 import torch
 from tqdm import tqdm  # text bars: tqdm.auto warns in Jupyter without ipywidgets
 
-from training.config import BCConfig, PPOConfig
+from training.config import AUTO, BCConfig, PPOConfig, resolve_out_dir
 from training.dto import ArtifactsDTO, BCEpochDTO, BCTrainingResultDTO, EvaluationResultDTO
 from training.envs import env_factory, has_action_masks, make_vec
 from training.evaluation import evaluate
@@ -248,13 +249,16 @@ def train_bc(
     """Clone the expert into ``model`` (default: ``bc_model(config)``, saved with the artefacts).
 
     Args:
-        config: the run (default ``BCConfig()``); ``overrides`` replace its fields.
+        config: the run (default ``BCConfig()``); ``overrides`` replace its fields. Its
+            ``out_dir="auto"`` is a new ``runs/bc-<time>`` when this call builds the model, and no
+            files when ``model`` is given; ``None`` writes nothing.
         dataset: a ``training.datasets`` dataset to use instead of ``config.dataset`` or a newly
             generated one.
         model: an SB3 model whose policy is trained in place (it must fit the dataset); the
             caller keeps it, e.g. to continue with PPO.
     """
     config = BCConfig.model_validate({**(config or BCConfig()).model_dump(), **overrides})
+    config = config.model_copy(update={"out_dir": _out_dir(config, model)})
     torch.manual_seed(config.seed)
     torch.set_num_threads(config.threads)
     dataset = dataset if dataset is not None else bc_dataset(config)
@@ -319,6 +323,13 @@ def train_bc(
     if artifacts.result is not None:
         Path(artifacts.result).write_text(result.model_dump_json(indent=2), encoding="utf-8")
     return result
+
+
+def _out_dir(config: BCConfig, model: Any) -> str | None:
+    """Where the run writes: ``"auto"`` names a new folder, unless the caller keeps its model."""
+    if model is not None and config.out_dir == AUTO:
+        return None
+    return resolve_out_dir(config.out_dir, "bc")
 
 
 def _finish(

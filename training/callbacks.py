@@ -9,12 +9,15 @@
   SB3 clips them (what ``clip_grad_norm_`` measures), from hooks on the policy's parameters and
   optimiser; PPO and MaskablePPO share the policy/optimiser layout, so it works for both.
 - ``PeriodicEvaluation``: an evaluator called every N timesteps, keeping ``EvalPoint``\\ s.
+- ``ProgressBar``: the timesteps as a tqdm bar on stderr (SB3's own bar is rich's, on stdout,
+  where ``python -m training`` prints its JSON result).
 - ``chess_evaluator`` (a seeded match, its score and Wilson interval) and ``return_evaluator``
   (the mean return of seeded episodes, for any other env): evaluators for ``PeriodicEvaluation``.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +26,7 @@ import numpy as np
 import torch
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import KVWriter
+from tqdm import tqdm  # text bars: tqdm.auto warns in Jupyter without ipywidgets
 
 from training.curves import EpisodePoint, EvalPoint
 
@@ -32,6 +36,7 @@ __all__ = [
     "GradNormMonitor",
     "LoggerCapture",
     "PeriodicEvaluation",
+    "ProgressBar",
     "chess_evaluator",
     "return_evaluator",
 ]
@@ -158,6 +163,28 @@ class PeriodicEvaluation(BaseCallback):
         if self.num_timesteps // self.every > len(self.points):
             self.points.append(EvalPoint(self.num_timesteps, *self.evaluator(self.model)))
         return True
+
+
+class ProgressBar(BaseCallback):
+    """The timesteps of ``learn()`` as a tqdm bar on stderr, so stdout keeps only results."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._bar: tqdm | None = None
+
+    def _on_training_start(self) -> None:
+        total = self.locals["total_timesteps"] - self.model.num_timesteps  # this call's share
+        self._bar = tqdm(total=total, desc=type(self.model).__name__, unit="step", file=sys.stderr)
+
+    def _on_step(self) -> bool:
+        assert self._bar is not None
+        self._bar.update(self.training_env.num_envs)  # one call steps every env once
+        return True
+
+    def _on_training_end(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
 
 
 def chess_evaluator(opponent: str, games: int, seed: int) -> Evaluator:

@@ -4,38 +4,61 @@
   result DTO carries the config it ran with, so a result says how to reproduce it.
 - ``load_config(kind, path, overrides)``: a YAML file (or nothing: the defaults) plus dotted
   overrides such as ``ppo.total_timesteps=4096``, validated into the config; a rejection is a
-  ``ConfigError`` naming the field path.
+  ``ConfigError`` naming the field path (and, for an unknown key, the nearest valid ones).
+- ``config_keys(model)``: every settable key, dotted, with its type, default and description (what
+  ``python -m training COMMAND --help`` lists).
+- ``resolve_out_dir(out_dir, command)``: where a run writes; ``out_dir="auto"`` (every config's
+  default) is a new ``runs/<command>-<time>`` folder, ``None`` writes nothing.
 """
 
 from __future__ import annotations
 
 import os
+import types
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Union, get_args, get_origin
 
 import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic.fields import FieldInfo
 
+from envkit.command_line import UsageError, did_you_mean
 from envkit.dto import FrozenDTO
 
 __all__ = [
+    "AUTO",
     "CONFIG_KINDS",
     "AnnealConfig",
     "BCConfig",
     "ConfigError",
+    "ConfigKey",
     "DaggerConfig",
     "EvalConfig",
     "PPOConfig",
     "apply_overrides",
+    "config_keys",
     "load_config",
+    "resolve_out_dir",
+    "validation_message",
 ]
 
 WorldName = Literal["chess", "trade", "forage"]
 Features = Literal["auto", "chess_cnn", "chess_cnn_attacks", "chess_cnn_destinations", "mlp"]
+AUTO = "auto"
+OUT_DIR_HELP = (
+    "Artefacts folder (the model among them); auto: a new runs/<command>-<time> under the "
+    "working directory, named when the run starts; null: write nothing"
+)
+RUNS_DIR = "runs"
 
 
-class ConfigError(ValueError):
-    """A configuration file or override that cannot be used; the message names the field."""
+class ConfigError(UsageError):
+    """A configuration file or override that cannot be used; the message names the field.
+
+    A ``ValueError`` (and ``envkit.command_line.UsageError``: exit status 2 on the command line).
+    """
 
 
 class PPOConfig(FrozenDTO):
@@ -87,8 +110,8 @@ class PPOConfig(FrozenDTO):
     eval_games_during: int = Field(10, ge=1, description="Games of each periodic evaluation")
     checkpoint_every: int | None = Field(None, ge=1, description="Save every N timesteps")
     tensorboard: bool = Field(False, description="Log to <out_dir>/tensorboard")
-    progress_bar: bool = Field(True, description="SB3's progress bar")
-    out_dir: str | None = Field(None, description="Artefacts folder (None: write nothing)")
+    progress_bar: bool = Field(True, description="A tqdm bar on stderr")
+    out_dir: str | None = Field(AUTO, description=OUT_DIR_HELP)
     device: str = Field("cpu", description="torch device")
 
 
@@ -143,9 +166,9 @@ class BCConfig(FrozenDTO):
     features: Features = Field("auto", description="The network, as PPOConfig.features")
     eval_opponent: str = Field("random", description="Chess opponent of the evaluation")
     eval_games: int = Field(20, ge=0, description="Games after training (0: none)")
-    progress_bar: bool = True
-    out_dir: str | None = None
-    device: str = "cpu"
+    progress_bar: bool = Field(True, description="tqdm bars on stderr")
+    out_dir: str | None = Field(AUTO, description=OUT_DIR_HELP)
+    device: str = Field("cpu", description="torch device")
 
 
 class DaggerConfig(FrozenDTO):
@@ -194,11 +217,17 @@ class AnnealConfig(FrozenDTO):
     """
 
     schedule: tuple[Literal["bc", "dagger", "ppo"], ...] = Field(("bc", "ppo"), min_length=1)
-    bc: BCConfig = Field(default_factory=BCConfig, description="Every BC stage's config")
+    bc: BCConfig = Field(
+        default_factory=BCConfig,
+        description="Every BC stage's config (out_dir, seed and evaluation are the anneal's)",
+    )
     dagger: DaggerConfig = Field(
         default_factory=DaggerConfig, description="Every DAgger stage (trained with bc's batches)"
     )
-    ppo: PPOConfig = Field(default_factory=PPOConfig, description="Every PPO stage's config")
+    ppo: PPOConfig = Field(
+        default_factory=PPOConfig,
+        description="Every PPO stage's config (out_dir, seed and evaluation are the anneal's)",
+    )
     bc_accuracy_threshold: float = Field(
         0.2, ge=0, le=1, description="A BC stage passes at this validation accuracy"
     )
@@ -213,7 +242,7 @@ class AnnealConfig(FrozenDTO):
     eval_games: int = Field(40, ge=1, description="Games of every stage's evaluation")
     final_eval_games: int = Field(200, ge=1, description="Games of the final evaluation")
     seed: int = Field(0, ge=0)
-    out_dir: str | None = None
+    out_dir: str | None = Field(AUTO, description=OUT_DIR_HELP)
 
     @model_validator(mode="after")
     def _ppo_after_bc_only(self) -> AnnealConfig:
@@ -239,8 +268,8 @@ class EvalConfig(FrozenDTO):
     games: int = Field(200, ge=1)
     seed: int = Field(0, ge=0)
     max_plies: int = Field(512, ge=1)
-    progress_bar: bool = True
-    out_dir: str | None = None
+    progress_bar: bool = Field(True, description="A tqdm bar on stderr")
+    out_dir: str | None = Field(AUTO, description=OUT_DIR_HELP)
 
 
 CONFIG_KINDS: dict[str, type[FrozenDTO]] = {
@@ -302,11 +331,116 @@ def load_config(
         raise ConfigError(f"unknown config kind {kind!r}; expected one of {sorted(CONFIG_KINDS)}")
     data = read_yaml_mapping(path)
     data = apply_overrides(data, overrides or [])
+    model = CONFIG_KINDS[kind]
     try:
-        return CONFIG_KINDS[kind].model_validate(data)
+        return model.model_validate(data)
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in e['loc']) or '(root)'}: {e['msg']}"
-            for e in error.errors()
-        )
-        raise ConfigError(f"{kind} config: {problems}") from None
+        raise ConfigError(validation_message(kind, model, error)) from None
+
+
+def validation_message(kind: str, model: type[BaseModel], error: ValidationError) -> str:
+    """``kind config: path: problem; ...``; an unknown key names the nearest valid keys.
+
+    Example:
+        >>> try:
+        ...     PPOConfig(totl_timesteps=5)
+        ... except ValidationError as error:
+        ...     print(validation_message("ppo", PPOConfig, error))
+        ppo config: totl_timesteps: unknown key; did you mean total_timesteps?
+    """
+    keys = [key.name for key in config_keys(model)]
+    problems = []
+    for problem in error.errors():
+        path = ".".join(str(part) for part in problem["loc"]) or "(root)"
+        message = problem["msg"]
+        if problem["type"] == "extra_forbidden":
+            message = "; ".join(filter(None, ["unknown key", did_you_mean(path, keys)]))
+        problems.append(f"{path}: {message}")
+    return f"{kind} config: {'; '.join(problems)}"
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """One settable key of a config: its dotted name, type, default (as YAML) and description."""
+
+    name: str
+    type: str
+    default: str
+    description: str
+
+    def __str__(self) -> str:
+        text = f"{self.name} ({self.type}, default {self.default})"
+        return f"{text}: {self.description}" if self.description else text
+
+
+def config_keys(model: type[BaseModel], defaults: dict[str, Any] | None = None) -> list[ConfigKey]:
+    """Every key of ``model``, nested configs dotted (``ppo.total_timesteps``), in field order.
+
+    ``defaults`` (a ``model_dump()``) replaces the fields' own defaults, e.g. a packaged config's.
+
+    Example:
+        >>> [str(key) for key in config_keys(AnnealConfig) if key.name.endswith("total_timesteps")]
+        ['ppo.total_timesteps (int, default 20000): Environment steps to train for']
+        >>> str(config_keys(EvalConfig)[0])
+        'model (str, default required): A saved SB3 model (.zip), or random / greedy'
+    """
+    keys = []
+    for name, field in model.model_fields.items():
+        if name in FrozenDTO.model_fields:  # schema_version: the DTO's, not the run's
+            continue
+        nested = field.annotation
+        given = (defaults or {}).get(name)
+        if isinstance(nested, type) and issubclass(nested, BaseModel):
+            keys += [
+                ConfigKey(f"{name}.{key.name}", key.type, key.default, key.description)
+                for key in config_keys(nested, given)
+            ]
+            continue
+        default = _yaml_text(given) if defaults is not None else _default_text(field)
+        keys.append(ConfigKey(name, _type_name(field.annotation), default, field.description or ""))
+    return keys
+
+
+def _type_name(annotation: Any) -> str:
+    """A field's type as a reader of YAML sees it: ``int | null``, ``subproc|dummy``, ..."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Literal:
+        return "|".join(str(arg) for arg in args)
+    if origin in (Union, types.UnionType):
+        names = [_type_name(arg) for arg in args if arg is not type(None)]
+        return " | ".join(names + (["null"] if type(None) in args else []))
+    if origin is tuple:
+        return f"list of {_type_name(args[0])}"
+    if origin is dict:
+        return "mapping"
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def _default_text(field: FieldInfo) -> str:
+    if field.is_required():
+        return "required"
+    return _yaml_text(field.get_default(call_default_factory=True))
+
+
+def _yaml_text(value: Any) -> str:
+    """``value`` as it would be written after ``--set key=``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (list, tuple)):
+        return f"[{', '.join(_yaml_text(item) for item in value)}]"
+    return str(value)
+
+
+def resolve_out_dir(out_dir: str | None, command: str) -> str | None:
+    """``out_dir`` as given, or for ``"auto"`` a folder ``runs/<command>-<time>`` that does not
+    exist yet (``-2``, ``-3``, ... appended within one second)."""
+    if out_dir != AUTO:
+        return out_dir
+    stem = Path(RUNS_DIR) / f"{command}-{datetime.now():%Y%m%d-%H%M%S}"
+    path, number = stem, 1
+    while path.exists():
+        number += 1
+        path = stem.with_name(f"{stem.name}-{number}")
+    return str(path)

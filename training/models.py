@@ -10,6 +10,9 @@ it; ``init_model`` loads those weights, so PPO continues from them.
 
 from __future__ import annotations
 
+import os
+import zipfile
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -82,16 +85,32 @@ def build_model(
     return model
 
 
-def load_model(path: str, device: str = "cpu") -> Any:
-    """A saved MaskablePPO or PPO model, whichever the file holds."""
+def load_model(path: str | os.PathLike[str], device: str = "cpu") -> Any:
+    """A saved MaskablePPO or PPO model, whichever the file holds (``.zip`` may be left off).
+
+    Raises:
+        FileNotFoundError: no file at ``path`` (nor at ``path.zip``).
+        ValueError: the file is not a saved PPO or MaskablePPO model.
+
+    Example:
+        >>> load_model("no/such/model.zip")
+        Traceback (most recent call last):
+        ...
+        FileNotFoundError: no saved model at no/such/model.zip
+    """
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import PPO
 
+    file = next((Path(f) for f in (path, f"{path}.zip") if Path(f).is_file()), None)
+    if file is None:
+        raise FileNotFoundError(f"no saved model at {path}")
+    if not zipfile.is_zipfile(file):
+        raise ValueError(f"{path} is not a saved model: SB3 saves a .zip archive")
     torch.set_num_threads(SMALL_NET_THREADS)
     errors = []
     for algorithm in (MaskablePPO, PPO):
         try:
-            return algorithm.load(path, device=device)
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            return algorithm.load(file, device=device)
+        except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as error:
             errors.append(f"{algorithm.__name__}: {error}")
     raise ValueError(f"{path} is not a saved PPO or MaskablePPO model ({'; '.join(errors)})")

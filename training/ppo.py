@@ -8,7 +8,8 @@ the periodic evaluations of the learning curve; the advantages come from the las
 Every check that can fail (the config, the env id, the features, the opponent, the outputs) runs
 before the first subprocess starts.
 
-- ``train_ppo(env, *, total_timesteps, n_envs, seed, config, **overrides)``: the result DTO.
+- ``train_ppo(env, *, total_timesteps, n_envs, seed, config, **overrides)``: the result DTO; the
+  model is saved under ``runs/ppo-<time>`` unless ``out_dir`` says otherwise (``None``: no files).
 - ``run_ppo(config, env)``: the same from a complete config, with the model and the curve's
   points (``PPORun``), for callers that continue from the model, such as the anneal.
 - ``ppo_config(...)``: the config ``train_ppo`` runs with, from its arguments.
@@ -16,7 +17,6 @@ before the first subprocess starts.
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,7 +26,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from training.config import ConfigError, PPOConfig
+from envkit.command_line import MissingExtraError
+from training.config import ConfigError, PPOConfig, resolve_out_dir
 from training.curves import EpisodePoint, EvalPoint, plot_learning_curve
 from training.dto import ArtifactsDTO, EvaluationResultDTO, PPOTrainingResultDTO
 from training.envs import EnvSpec, default_n_envs, env_factory, env_id, has_action_masks, make_vec
@@ -100,7 +101,12 @@ def train_ppo(
         n_envs: parallel envs (default: the config's, else one per CPU core).
         seed: seeds the envs (``seed``, ``seed + 1``, ...), the network and the evaluations.
         config: the base configuration (default: ``PPOConfig()``).
-        **overrides: any other ``PPOConfig`` field, e.g. ``n_steps=128, out_dir="runs/a"``.
+        **overrides: any other ``PPOConfig`` field, e.g. ``n_steps=128, out_dir="runs/a"``;
+            ``out_dir`` defaults to ``"auto"`` (a new ``runs/ppo-<time>``), ``None`` writes nothing.
+
+    Raises:
+        ConfigError: a config, env or opponent the run cannot use (before any env starts).
+        MissingExtraError: ``tensorboard=True`` without TensorBoard installed.
     """
     resolved = ppo_config(
         env, total_timesteps=total_timesteps, n_envs=n_envs, seed=seed, config=config, **overrides
@@ -111,11 +117,12 @@ def train_ppo(
 def run_ppo(config: PPOConfig, env: Callable[[], gym.Env] | None = None) -> PPORun:
     """Train with ``config`` (``env``: a factory to use instead of ``config.env``).
 
-    ``n_envs`` left unset becomes the CPU cores, so the result's config says how the run was made.
+    ``n_envs`` left unset becomes the CPU cores and ``out_dir="auto"`` a new ``runs/ppo-<time>``,
+    so the result's config says how the run was made.
     """
-    if config.n_envs is None:
-        config = config.model_copy(update={"n_envs": default_n_envs()})
-    factory = env_factory(env or config.env, config.env_kwargs, config.learner)
+    n_envs, out_dir = config.n_envs or default_n_envs(), resolve_out_dir(config.out_dir, "ppo")
+    config = config.model_copy(update={"n_envs": n_envs, "out_dir": out_dir})
+    factory = _factory(env or config.env, config)
     masked, chess = _inspect(factory, config)
     out_dir = _prepare_outputs(config)
     vec_env = make_vec(factory, config.n_envs, config.seed, config.vec_env)
@@ -146,12 +153,21 @@ def run_ppo(config: PPOConfig, env: Callable[[], gym.Env] | None = None) -> PPOR
     return run
 
 
+def _factory(env: EnvSpec, config: PPOConfig) -> Callable[[], gym.Env]:
+    """The env's factory; an unknown Gymnasium id is a ``ConfigError`` naming the close ids."""
+    try:
+        return env_factory(env, config.env_kwargs, config.learner)
+    except gym.error.Error as error:
+        raise ConfigError(f"env: {error}") from None
+
+
 def _inspect(factory: Callable[[], gym.Env], config: PPOConfig) -> tuple[bool, bool]:
-    """Whether the env masks actions and is chess; fails early on features or opponent."""
+    """Whether the env masks actions and is chess; fails early on spaces, features or opponent."""
     from training.models import policy_for
 
     probe = factory()
     try:
+        _check_spaces(probe, env_id(factory))
         masked = has_action_masks(probe)
         policy_for(probe.observation_space, config.features, masked)
         chess = _is_chess(probe.unwrapped)
@@ -164,10 +180,28 @@ def _inspect(factory: Callable[[], gym.Env], config: PPOConfig) -> tuple[bool, b
     finally:
         probe.close()
     if evaluated:
-        from training.evaluation import make_player
+        from chess_env.players import make_player
 
         make_player(config.eval_opponent).close()  # an unknown opponent fails now
     return masked, chess
+
+
+def _check_spaces(env: gym.Env, name: str) -> None:
+    """SB3 trains Box, Discrete, MultiDiscrete and MultiBinary spaces (Dict observations of them);
+    anything else (a Text space, for LLMs) is refused before training."""
+    plain = (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)
+    observation, action = env.observation_space, env.action_space
+    parts = (
+        observation.spaces.values() if isinstance(observation, gym.spaces.Dict) else [observation]
+    )
+    for role, spaces in (("observation", parts), ("action", [action])):
+        for space in spaces:
+            if not isinstance(space, plain):
+                raise ConfigError(
+                    f"env {name}: PPO cannot train on a {type(space).__name__} {role} space; "
+                    "SB3 trains Box, Discrete, MultiDiscrete and MultiBinary spaces"
+                    + (" (chess: chess_env/Chess-v0)" if "Chess" in name else "")
+                )
 
 
 def _is_chess(env: gym.Env) -> bool:
@@ -187,11 +221,20 @@ def _prepare_outputs(config: PPOConfig) -> Path | None:
         if needs_folder:
             raise ConfigError(f"{', '.join(needs_folder)} writes files: set out_dir as well")
         return None
-    if config.tensorboard and importlib.util.find_spec("tensorboard") is None:
-        raise ImportError("tensorboard=True needs TensorBoard: pip install tensorboard")
+    if config.tensorboard:
+        _require_tensorboard()
     out_dir = Path(config.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     return out_dir
+
+
+def _require_tensorboard() -> None:
+    try:
+        import tensorboard  # noqa: F401
+    except ImportError:
+        raise MissingExtraError(
+            "tensorboard=true needs TensorBoard, which is not installed", "tensorboard"
+        ) from None
 
 
 def _path(out_dir: Path | None, name: str, wanted: bool = True) -> str | None:
@@ -236,9 +279,9 @@ class _Watchers:
             every = max(config.checkpoint_every // (config.n_envs or 1), 1)  # SB3 counts vec steps
             self.extra.append(CheckpointCallback(every, str(out_dir / CHECKPOINT_DIR), "model"))
         if config.progress_bar:
-            from stable_baselines3.common.callbacks import ProgressBarCallback
+            from training.callbacks import ProgressBar
 
-            self.extra.append(ProgressBarCallback())
+            self.extra.append(ProgressBar())
 
     def evaluation_points(
         self, final: EvaluationResultDTO | None, timesteps: int

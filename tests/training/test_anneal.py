@@ -36,14 +36,21 @@ def _same(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
     return all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
 
 
-def test_bc_then_ppo_passes_and_writes_its_artefacts(tmp_path: Path) -> None:
-    summary = anneal(TINY, out_dir=str(tmp_path))
+def test_bc_then_ppo_passes_and_keeps_its_artefacts_under_runs_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    summary = anneal(TINY)
     assert summary.status == "PASS"
     assert [stage.mode for stage in summary.stages] == ["bc", "ppo"]
     assert all(stage.passed and not stage.flags for stage in summary.stages)
     assert summary.final_evaluation is not None and summary.final_evaluation.games == 2
     assert 0.0 <= summary.baselines["random_policy_score"] <= 1.0
-    saved = AnnealSummaryDTO.model_validate_json((tmp_path / "summary.json").read_text())
+    assert summary.artifacts.directory is not None
+    folder = Path(summary.artifacts.directory)
+    assert folder.parent == Path("runs") and folder.name.startswith("anneal-")
+    assert summary.config.out_dir == str(folder)
+    saved = AnnealSummaryDTO.model_validate_json((folder / "summary.json").read_text())
     assert saved == summary
     assert summary.artifacts.curve is not None
     assert Path(summary.artifacts.curve).read_bytes()[:4] == b"\x89PNG"

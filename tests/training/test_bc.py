@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+import training
 from chess_env.encoding import encode_move
 from training.bc import _LossCoefs, _masked_terms, bc_model, train_bc
 from training.config import BCConfig, PPOConfig
@@ -17,7 +18,7 @@ from training.datasets import BCDataset, generate_chess_dataset, generate_world_
 from training.dto import BCTrainingResultDTO
 from training.evaluation import policy_logits
 
-QUICK = {"progress_bar": False, "eval_games": 0}
+QUICK = {"progress_bar": False, "eval_games": 0, "out_dir": None}  # no files: runs/ is the default
 
 
 @pytest.fixture(scope="module")
@@ -203,6 +204,28 @@ def test_artefacts_round_trip_and_ppo_continues_from_the_weights(
     )
     vec.close()
     assert all(torch.equal(a, b) for a, b in zip(_weights(model), _weights(continued), strict=True))
+
+
+def test_by_default_the_model_is_saved_under_runs_and_loads(
+    chess_data: BCDataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = train_bc(BCConfig(epochs=1, progress_bar=False, eval_games=0), dataset=chess_data)
+    model = result.artifacts.model
+    assert model is not None and Path(model).parent.name.startswith("bc-")
+    assert Path(model).parent.parent == Path("runs")
+    loaded = training.load_model(model)
+    assert policy_logits(loaded.policy, chess_data.observations[:4]).shape == (4, 4672)
+
+
+def test_a_model_the_caller_passes_is_theirs_and_writes_nothing_by_default(
+    chess_data: BCDataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    config = BCConfig(epochs=1, progress_bar=False, eval_games=0)
+    result = train_bc(config, dataset=chess_data, model=bc_model(config))
+    assert result.artifacts.model is None and result.config.out_dir is None
+    assert not (tmp_path / "runs").exists()
 
 
 def test_a_dataset_of_another_env_is_refused(tmp_path: Path) -> None:

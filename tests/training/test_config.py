@@ -7,12 +7,17 @@ from pathlib import Path
 import pytest
 
 from training.config import (
+    AUTO,
+    CONFIG_KINDS,
     AnnealConfig,
+    BCConfig,
     ConfigError,
     EvalConfig,
     PPOConfig,
     apply_overrides,
+    config_keys,
     load_config,
+    resolve_out_dir,
 )
 
 
@@ -51,7 +56,9 @@ def test_overrides_do_not_change_the_given_data() -> None:
     ("kind", "overrides", "message"),
     [
         ("ppo", ["n_steps=0"], "ppo config: n_steps: Input should be greater than or equal to 1"),
-        ("ppo", ["bogus=1"], "ppo config: bogus: Extra inputs are not permitted"),
+        ("ppo", ["bogus=1"], "ppo config: bogus: unknown key"),
+        ("ppo", ["totl_timesteps=1"], "totl_timesteps: unknown key; did you mean total_timesteps?"),
+        ("anneal", ["ppo.n_step=1"], "ppo.n_step: unknown key; did you mean ppo.n_steps?"),
         ("ppo", ["vec_env=threads"], "ppo config: vec_env: Input should be 'subproc' or 'dummy'"),
         ("anneal", ["ppo.n_steps=0"], "anneal config: ppo.n_steps: Input should be greater"),
         ("anneal", ["bc.env=forage"], r"anneal config: \(root\): .*bc\.env must be chess"),
@@ -100,3 +107,37 @@ def test_the_packaged_anneal_configs_load() -> None:
     assert strong.schedule == ("bc", *["dagger"] * 4)
     assert strong.bc.features == "chess_cnn_destinations" and strong.bc.expert == "stockfish:5"
     assert loaded["demo"].bc.features == "chess_cnn_destinations"
+
+
+def test_every_config_saves_by_default_and_none_is_kept_as_given() -> None:
+    assert all(kind.model_fields["out_dir"].default == AUTO for kind in CONFIG_KINDS.values())
+    assert load_config("ppo", None, ["out_dir=null"]).out_dir is None  # type: ignore[attr-defined]
+
+
+def test_auto_names_a_new_folder_under_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    first = resolve_out_dir(AUTO, "ppo")
+    assert first is not None and first.startswith("runs/ppo-")
+    Path(first).mkdir(parents=True)
+    second = resolve_out_dir(AUTO, "ppo")
+    assert second is not None and second != first and not Path(second).exists()
+    assert resolve_out_dir(None, "ppo") is None
+    assert resolve_out_dir("elsewhere", "ppo") == "elsewhere"
+
+
+def test_config_keys_cover_every_field_dotted_with_type_and_default() -> None:
+    keys = {key.name: key for key in config_keys(AnnealConfig)}
+    nested = [f"{part}.{name}" for part, kind in (("bc", BCConfig), ("ppo", PPOConfig))
+              for name in kind.model_fields if name != "schema_version"]  # fmt: skip
+    assert set(nested) <= set(keys) and "schema_version" not in keys
+    timesteps = keys["ppo.total_timesteps"]
+    assert (timesteps.type, timesteps.default) == ("int", "20000")
+    assert (keys["schedule"].type, keys["schedule"].default) == (
+        "list of bc|dagger|ppo",
+        "[bc, ppo]",
+    )
+    assert (keys["ppo.n_envs"].type, keys["ppo.n_envs"].default) == ("int | null", "null")
+    assert (keys["ppo.env_kwargs"].type, keys["ppo.env_kwargs"].default) == ("mapping", "{}")
+    assert str(config_keys(EvalConfig)[0]).startswith("model (str, default required)")

@@ -4,8 +4,8 @@ determinism, artefacts, and errors raised before any subprocess starts."""
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterator
-from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,8 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3 import PPO
 from stable_baselines3.common.policies import ActorCriticPolicy, MultiInputActorCriticPolicy
 
+import training
+from envkit.command_line import MissingExtraError
 from training.config import ConfigError
 from training.dto import PPOTrainingResultDTO
 from training.envs import env_factory, make_vec
@@ -27,7 +29,7 @@ from training.models import build_model, load_model
 from training.policies import ChessCnnMaskablePolicy
 from training.ppo import PPORun, ppo_config, run_ppo, train_ppo
 
-TINY: dict[str, Any] = {
+BUDGET: dict[str, Any] = {
     "total_timesteps": 128,
     "n_envs": 1,
     "n_steps": 64,
@@ -35,6 +37,7 @@ TINY: dict[str, Any] = {
     "n_epochs": 2,
     "progress_bar": False,
 }
+TINY: dict[str, Any] = {**BUDGET, "out_dir": None}  # no files: runs/ is the default
 TIMING_FIELDS = {"duration_sec", "steps_per_sec"}
 RUN_FIELDS = TIMING_FIELDS | {"evaluation", "artifacts", "config"}
 
@@ -52,7 +55,7 @@ def chess_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[PPORun, list[fl
 
     config = ppo_config(
         "chess_env/Chess-v0",
-        **TINY,
+        **BUDGET,
         eval_games=2,
         eval_every=64,
         eval_games_during=1,
@@ -247,7 +250,7 @@ def test_unset_n_envs_is_recorded_and_a_saved_model_continues(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("training.ppo.default_n_envs", lambda: 1)  # one env per core
-    first = train_ppo("CartPole-v1", **{**TINY, "n_envs": None}, out_dir=str(tmp_path))
+    first = train_ppo("CartPole-v1", **{**BUDGET, "n_envs": None}, out_dir=str(tmp_path))
     assert first.config.n_envs == 1
     assert first.artifacts.model is not None
     second = train_ppo("CartPole-v1", **TINY, init_model=first.artifacts.model.removesuffix(".zip"))
@@ -258,7 +261,8 @@ def test_unset_n_envs_is_recorded_and_a_saved_model_continues(
 @pytest.mark.parametrize(
     ("env", "overrides", "error", "match"),
     [
-        ("NoSuchEnv-v0", {}, gym.error.Error, "NoSuchEnv"),
+        ("NoSuchEnv-v0", {}, ConfigError, "env: .*NoSuchEnv"),
+        ("chess_env/ChessText-v0", {}, ConfigError, "cannot train on a Text observation space"),
         ("world:nowhere", {}, ValueError, "unknown world 'nowhere'"),
         ("world:forage", {"learner": "nobody"}, ValueError, "unknown learner 'nobody'"),
         ("CartPole-v1", {"n_steps": 0}, ValidationError, "n_steps"),
@@ -277,11 +281,26 @@ def test_bad_input_fails_before_the_envs_start(
 
 
 @pytest.mark.usefixtures("no_subprocess")
-def test_tensorboard_without_the_package_says_how_to_install_it(tmp_path: Path) -> None:
-    if find_spec("tensorboard") is not None:
-        pytest.skip("tensorboard is installed")
-    with pytest.raises(ImportError, match="pip install tensorboard"):
-        train_ppo("CartPole-v1", **TINY, tensorboard=True, out_dir=str(tmp_path))
+def test_tensorboard_without_the_package_names_its_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "tensorboard", None)  # import tensorboard now fails
+    with pytest.raises(MissingExtraError, match=r"pip install 'polyarena\[tensorboard\]'"):
+        train_ppo("CartPole-v1", **BUDGET, tensorboard=True, out_dir=str(tmp_path))
+
+
+def test_by_default_the_model_is_saved_under_runs_and_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = train_ppo("CartPole-v1", **BUDGET)
+    model = result.artifacts.model
+    assert model is not None and Path(model).parent.parent == Path("runs")
+    assert Path(model).parent.name.startswith("ppo-") and Path(model).is_file()
+    assert result.config.out_dir == result.artifacts.directory
+    assert isinstance(training.load_model(model), PPO)
+    second = train_ppo("CartPole-v1", **BUDGET)  # a folder of its own, even in the same second
+    assert second.artifacts.directory != result.artifacts.directory
 
 
 def test_every_training_metric_is_a_finite_number(chess_run: tuple[PPORun, list]) -> None:
