@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from training.config import EvalConfig
+from training.config import EvalConfig, resolve_out_dir
 from training.dto import EvaluationResultDTO
 from training.evaluation import evaluate
 from training.models import load_model
@@ -13,9 +13,11 @@ __all__ = ["run_eval"]
 
 
 def run_eval(config: EvalConfig) -> EvaluationResultDTO:
-    """Play the match; with ``out_dir``, write ``result.json`` and ``games.pgn`` there."""
+    """Play the match; unless ``out_dir`` is None, write ``result.json`` and ``games.pgn`` there
+    (``"auto"``: a new ``runs/eval-<time>``)."""
     agent = load_model(config.model) if config.model.endswith(".zip") else config.model
-    out = Path(config.out_dir) if config.out_dir else None
+    out_dir = resolve_out_dir(config.out_dir, "eval")
+    out = Path(out_dir) if out_dir else None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
     result = evaluate(

@@ -3,19 +3,21 @@
 ``add_rllib_arguments(parser)`` adds ``--env``, ``--num-env-runners``, ``--iterations`` and
 ``--address``; ``run_rllib_command(args, out)`` builds the ``RLlibConfig`` (YAML ``--config``,
 then the flags, then ``--set``), trains, writes ``result.json`` and the RLlib checkpoint into
-``out`` and prints the result DTO as JSON. Exit status 2 with a one-line ``error:`` for a bad
-config, a missing ray or a cluster it cannot join.
+``out`` and returns the result DTO (``__main__`` prints it). A bad config is a ``ConfigError``
+and a missing ray a ``MissingExtraError`` (both exit 2), a cluster it cannot join a
+``ConnectionError`` (exit 1).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from training.config import ConfigError
+from envkit.command_line import MissingExtraError
 from training.rllib.config import RLlibConfig, load_rllib_config
+from training.rllib.dto import RLlibTrainingResultDTO
 from training.rllib.envs import ENV_NAMES
+from training.rllib.run import INSTALL_HINT, RLlibUnavailableError, train_rllib
 
 __all__ = ["RLLIB_FLAGS", "add_rllib_arguments", "run_rllib_command"]
 
@@ -39,22 +41,20 @@ def add_rllib_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run_rllib_command(args: argparse.Namespace, out: Path) -> int:
-    """Run the rllib command; 0 on success, 2 with an ``error:`` line on stderr otherwise."""
+def run_rllib_command(args: argparse.Namespace, out: Path) -> RLlibTrainingResultDTO:
+    """Train as the flags say; ``result.json`` and the checkpoint (unless set) go into ``out``."""
     fields = {flag: getattr(args, flag) for flag in RLLIB_FLAGS if getattr(args, flag) is not None}
+    config = load_rllib_config(args.config, args.overrides, **fields)
+    if config.checkpoint_dir is None:  # like the other commands, keep the model in --out
+        data = {**config.model_dump(), "checkpoint_dir": str(out / "checkpoint")}
+        config = RLlibConfig.model_validate(data)
     try:
-        config = load_rllib_config(args.config, args.overrides, **fields)
-        if config.checkpoint_dir is None:  # like the other commands, keep the model in --out
-            data = {**config.model_dump(), "checkpoint_dir": str(out / "checkpoint")}
-            config = RLlibConfig.model_validate(data)
-        from training.rllib.run import train_rllib
-
         result = train_rllib(config)
-    except (ConfigError, ConnectionError, ImportError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    except RLlibUnavailableError as error:
+        cause = f" ({error.__cause__})" if error.__cause__ else ""
+        raise MissingExtraError(
+            f"Ray RLlib is not installed{cause}", "distributed", hint=INSTALL_HINT
+        ) from error
     out.mkdir(parents=True, exist_ok=True)
-    text = result.model_dump_json(indent=2)
-    (out / "result.json").write_text(text + "\n", encoding="utf-8")
-    print(text)
-    return 0
+    (out / "result.json").write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return result
