@@ -170,7 +170,8 @@ class StockfishOpponent(Opponent):
         threads: engine threads (default 1, which with a fixed depth makes play deterministic).
 
     The binary is looked up when the opponent is made (a clear ``StockfishNotFoundError`` then),
-    and the engine process starts on the first move and ends with ``close()``. An engine that
+    and the engine process starts on the first move (at once with ``elo``, whose range only the
+    engine knows) and ends with ``close()``. An engine that
     dies, fails or does not answer in time raises ``PlayerFailedError``: its side loses.
 
     Example:
@@ -206,6 +207,8 @@ class StockfishOpponent(Opponent):
         self.movetime, self.max_seconds = movetime, max_seconds
         self.path = find_stockfish(path)
         self._engine: chess.engine.SimpleEngine | None = None
+        if elo is not None:  # only the engine knows its Elo range: ask it now, not mid-game
+            self._engine = self._start()
         self._game_token = object()
 
     def _start(self) -> chess.engine.SimpleEngine:

@@ -180,9 +180,12 @@ def _stockfish_settings(spec: PlayerSpec) -> dict[str, Any]:
 
 def _make_stockfish(spec: PlayerSpec) -> Opponent:
     settings = _stockfish_settings(spec)
-    if settings["depth"] is None and settings["movetime"] is None:
-        settings["depth"] = 1
-    return StockfishOpponent(**settings)
+    try:
+        return StockfishOpponent(**settings)
+    except StockfishNotFoundError:
+        raise
+    except ValueError as error:  # an Elo outside the engine's own range
+        raise spec.error(str(error)) from None
 
 
 def _alphabeta_depth(spec: PlayerSpec) -> int:
@@ -260,10 +263,13 @@ _REGISTERED: dict[str, _Kind] = {}
 PLAYER_FORMS = tuple(kind.form for kind in _BUILT_IN.values())
 
 
-def _forms_hint() -> str:
-    registered = [f"{name} (registered)" for name in _REGISTERED]
+def _forms_hint(served: bool = False) -> str:
+    kinds = {**_BUILT_IN, **_REGISTERED}
+    forms = [kind.form for kind in kinds.values() if kind.served or not served]
+    if served:
+        return f"a player a server makes is one of: {', '.join(forms)}"
     return (
-        f"a player is one of: {', '.join([*PLAYER_FORMS, *registered])}; "
+        f"a player is one of: {', '.join(forms)}; "
         "or an Opponent, an SB3 model or policy, or a callable board -> chess.Move"
     )
 
@@ -289,8 +295,8 @@ def register_player(name: str, factory: Factory, *, served: bool = True) -> None
     """
     if not name.isidentifier():
         raise ValueError(f"a player name is an identifier (letters, digits, _), got {name!r}")
-    if name in _BUILT_IN:
-        raise ValueError(f"{name!r} is a built-in player; choose another name")
+    if name in _BUILT_IN or name == "remote":  # remote: a client's seat in the game service
+        raise ValueError(f"{name!r} is a built-in player name; choose another")
     _REGISTERED[name] = _Kind(f"{name}[:ARG][?KEY=VALUE]", factory, lambda spec: None, served)
 
 
@@ -299,8 +305,9 @@ def unregister_player(name: str) -> None:
     _REGISTERED.pop(name, None)
 
 
-def parse_player(text: str) -> PlayerSpec:
-    """The ``PlayerSpec`` of ``text``; an unknown kind or a malformed spec is ``PlayerSpecError``.
+def parse_player(text: str, *, served: bool = False) -> PlayerSpec:
+    """The ``PlayerSpec`` of ``text``; an unknown kind or a malformed spec is ``PlayerSpecError``
+    (``served``: its hint lists only what a server makes).
 
     Example:
         >>> parse_player("runs/demo/model.zip").kind
@@ -316,7 +323,8 @@ def parse_player(text: str) -> PlayerSpec:
     kind, colon, argument = head.partition(":")
     kind = kind.lower()
     if kind not in _BUILT_IN and kind not in _REGISTERED:
-        raise PlayerSpecError(f"unknown player {text!r}{_suggestion(kind, text)}; {_forms_hint()}")
+        hint = _forms_hint(served)
+        raise PlayerSpecError(f"unknown player {text!r}{_suggestion(kind, text)}; {hint}")
     spec = PlayerSpec(kind, argument if colon else None, _options(text, query), text)
     if colon and not argument:
         raise spec.error("nothing after ':'")
@@ -367,7 +375,7 @@ def check_player(text: str, *, served: bool = False) -> PlayerSpec:
         ...
         chess_env.errors.PlayerSpecError: player 'human': a server does not make human players ...
     """
-    spec = parse_player(text)
+    spec = parse_player(text, served=served)
     _kind(spec, served).check(spec)
     return spec
 
@@ -383,7 +391,7 @@ def make_player(player: PlayerLike, *, served: bool = False) -> Opponent:
     if isinstance(player, Opponent):
         return player
     if isinstance(player, str | os.PathLike):
-        spec = parse_player(os.fspath(player))
+        spec = parse_player(os.fspath(player), served=served)
         made = _kind(spec, served).make(spec)
         opponent = made if isinstance(made, Opponent) else CallableOpponent(made)
         opponent.name = spec.text

@@ -346,13 +346,11 @@ def test_failed_engine_configuration_does_not_leak_the_process(
 
     monkeypatch.setattr(chess.engine.SimpleEngine, "popen_uci", recording_popen_uci)
     monkeypatch.setattr(chess.engine.SimpleEngine, "configure", rejecting_configure)
-    opponent = StockfishOpponent(elo=1500)
     try:
         with pytest.raises(chess.engine.EngineError, match="UCI_Elo"):
-            opponent(chess.Board())
-        opponent.close()
+            StockfishOpponent(elo=1500)  # with an Elo, the engine starts at once to check it
         assert len(started) == 1
-        assert engine_exited(started[0]), "the engine outlived close()"
+        assert engine_exited(started[0]), "a refused engine outlived its opponent"
     finally:
         for engine in started:
             if not engine_exited(engine):
@@ -361,12 +359,9 @@ def test_failed_engine_configuration_does_not_leak_the_process(
 
 @needs_stockfish
 @pytest.mark.stockfish
-def test_elo_outside_the_engines_range_is_named_and_leaks_nothing() -> None:
-    opponent = StockfishOpponent(elo=100)
+def test_elo_outside_the_engines_range_is_named_when_the_opponent_is_made() -> None:
     with pytest.raises(ValueError, match=r"elo=100 is outside this Stockfish's UCI_Elo range \d+"):
-        opponent(chess.Board())
-    assert opponent._engine is None
-    opponent.close()
+        StockfishOpponent(elo=100)
 
 
 @needs_stockfish

@@ -325,7 +325,7 @@ def test_registered_players_are_accepted_everywhere(registered: list[Any]) -> No
         make_player("lastmoev")
 
 
-@pytest.mark.parametrize("name", ["random", "stockfish", "two words", "a-b", ""])
+@pytest.mark.parametrize("name", ["random", "stockfish", "remote", "two words", "a-b", ""])
 def test_register_player_refuses_built_in_and_bad_names(name: str) -> None:
     with pytest.raises(ValueError, match=r"built-in|identifier"):
         register_player(name, lambda spec: RandomOpponent())
@@ -336,6 +336,9 @@ def test_servers_refuse_what_they_must_not_make_for_a_client(spec: str) -> None:
     with pytest.raises(PlayerSpecError, match="a server does not make") as caught:
         check_player(spec, served=True)
     assert "random, greedy, stockfish, alphabeta" in str(caught.value)
+    with pytest.raises(PlayerSpecError, match="a player a server makes is one of") as caught:
+        check_player("stokfish", served=True)
+    assert "model:" not in str(caught.value) and "did you mean 'stockfish'" in str(caught.value)
 
 
 # -- LLMs and people as players ----------------------------------------------------------------
@@ -448,6 +451,18 @@ def test_stockfish_depth_is_capped_and_every_move_has_a_deadline() -> None:
     for bad in (0.0, -1.0, float("inf"), float("nan")):
         with pytest.raises(ValueError, match="max_seconds"):
             StockfishOpponent(path=sys.executable, max_seconds=bad)
+
+
+@needs_stockfish
+@pytest.mark.stockfish
+def test_an_elo_outside_the_engines_range_is_refused_when_the_player_is_made() -> None:
+    with pytest.raises(PlayerSpecError, match="outside this Stockfish's UCI_Elo range"):
+        make_player("stockfish?elo=100")
+    player = make_player("stockfish?elo=1500")
+    try:
+        assert player(chess.Board()) in chess.Board().legal_moves
+    finally:
+        player.close()
 
 
 @needs_stockfish
