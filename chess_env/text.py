@@ -60,7 +60,8 @@ class ChessTextEnv(OpponentEpisode):
             restarts after each legal move; an illegal answer with no retry left loses the game.
         max_plies: truncate after this many plies since reset (default 512; None: no cap).
         claim_draws: end on threefold repetition and the 50-move rule (default True).
-        render_mode: None or "ansi" (``render()`` returns the observation text).
+        render_mode: None, "ansi" (``render()`` returns the observation text) or "human" (it is
+            printed after every reset and step, as Gymnasium's human mode does).
 
     Rewards are +1 for a win, -1 for a loss (an illegal answer with no retry left included) and
     0 otherwise, from the agent's side; an illegal answer that may be retried scores 0 and changes
@@ -81,7 +82,7 @@ class ChessTextEnv(OpponentEpisode):
         ('g1f3', 2, None)
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 2}
+    metadata = {"render_modes": ["human", "ansi"], "render_fps": 2}
 
     def __init__(
         self,
@@ -97,7 +98,7 @@ class ChessTextEnv(OpponentEpisode):
         super().__init__(opponent, agent_color, max_plies, claim_draws)
         check_choice("notation", notation, ("uci", "san"))
         check_choice("board_style", board_style, ("ascii", "unicode"))
-        check_choice("render_mode", render_mode, (None, "ansi"))
+        check_choice("render_mode", render_mode, (None, "human", "ansi"))
         if not isinstance(retries, int) or retries < 0:
             raise ValueError(f"retries must be a non-negative integer, got {retries!r}")
         self.notation, self.board_style, self.retries = notation, board_style, retries
@@ -124,7 +125,7 @@ class ChessTextEnv(OpponentEpisode):
     ) -> tuple[str, dict[str, Any]]:
         opponent_move = self._start_episode(seed, options)
         self._failed_tries, self._illegal_attempts, self._last_error = 0, 0, None
-        return self._observation(), self._info(None, opponent_move)
+        return self._shown(self._observation()), self._info(None, opponent_move)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         game = self._require_live_game()
@@ -138,10 +139,17 @@ class ChessTextEnv(OpponentEpisode):
         opponent_move, reward = self._play_turn(move)
         self._failed_tries, self._last_error = 0, None
         info = self._info(move, opponent_move)
-        return self._observation(), reward, self._terminated, game.truncated, info
+        return self._shown(self._observation()), reward, self._terminated, game.truncated, info
 
     def render(self) -> str | None:
-        return self._observation() if self.render_mode == "ansi" else None
+        observation = self._shown(self._observation())
+        return observation if self.render_mode == "ansi" else None
+
+    def _shown(self, observation: str) -> str:
+        """The observation, printed first in human mode."""
+        if self.render_mode == "human":
+            print(observation, end="\n\n", flush=True)
+        return observation
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -152,7 +160,8 @@ class ChessTextEnv(OpponentEpisode):
         lost = self._failed_tries > self.retries
         if lost:
             self._ended_by = "illegal_move"
-        return self._observation(), -1.0 if lost else 0.0, lost, False, self._info(None, None)
+        observation = self._shown(self._observation())
+        return observation, -1.0 if lost else 0.0, lost, False, self._info(None, None)
 
     def _observation(self) -> str:
         board = self._require_game().board

@@ -146,3 +146,15 @@ def test_gymnasium_check_env_passes_with_human_rendering() -> None:
         warnings.simplefilter("error")  # Gymnasium's checker reports problems as warnings
         env = gym.make("chess_env/Chess-v0", render_mode="human", illegal_action="penalize")
         check_env(env.unwrapped)
+
+
+def test_text_env_human_prints_each_observation(capsys: pytest.CaptureFixture[str]) -> None:
+    env = gym.make("chess_env/ChessText-v0", render_mode="human")
+    observation, _ = env.reset(seed=0)
+    assert capsys.readouterr().out == observation + "\n\n"
+    observation, *_ = env.step("Ke3")  # refused: the reason is shown too
+    assert "rejected (cannot_move_there)" in capsys.readouterr().out
+    assert env.render() is None and capsys.readouterr().out == observation + "\n\n"
+    check_env(
+        gym.make("chess_env/ChessText-v0", render_mode="human").unwrapped, skip_render_check=False
+    )
