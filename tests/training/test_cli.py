@@ -157,6 +157,7 @@ def test_each_commands_help_lists_its_keys_with_type_and_default(
         ("ppo", "totl_timesteps=5", "did you mean total_timesteps?"),
         ("anneal", "total_timesteps=5", "did you mean ppo.total_timesteps?"),
         ("bc", "epoch=2", "did you mean epochs"),
+        ("rllib", "iteration=3", "did you mean iterations?"),
     ],
 )
 def test_an_unknown_key_exits_2_with_the_nearest_keys(

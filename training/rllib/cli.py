@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from envkit.command_line import MissingExtraError
+from envkit.command_line import MissingExtraError, did_you_mean
+from training.config import ConfigError, config_keys
 from training.rllib.config import RLlibConfig, load_rllib_config
 from training.rllib.dto import RLlibTrainingResultDTO
 from training.rllib.envs import ENV_NAMES
@@ -44,6 +45,7 @@ def add_rllib_arguments(parser: argparse.ArgumentParser) -> None:
 def run_rllib_command(args: argparse.Namespace, out: Path) -> RLlibTrainingResultDTO:
     """Train as the flags say; ``result.json`` and the checkpoint (unless set) go into ``out``."""
     fields = {flag: getattr(args, flag) for flag in RLLIB_FLAGS if getattr(args, flag) is not None}
+    _check_keys(args.overrides)
     config = load_rllib_config(args.config, args.overrides, **fields)
     if config.checkpoint_dir is None:  # like the other commands, keep the model in --out
         data = {**config.model_dump(), "checkpoint_dir": str(out / "checkpoint")}
@@ -58,3 +60,15 @@ def run_rllib_command(args: argparse.Namespace, out: Path) -> RLlibTrainingResul
     out.mkdir(parents=True, exist_ok=True)
     (out / "result.json").write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return result
+
+
+def _check_keys(overrides: list[str]) -> None:
+    """An unknown ``--set`` key is a ``ConfigError`` naming the nearest keys (a mapping field's
+    own keys, ``env_config.max_plies``, are the env's to judge)."""
+    keys = {key.name: key.type for key in config_keys(RLlibConfig)}
+    for override in overrides:
+        key = override.partition("=")[0].strip()
+        head = key.partition(".")[0]
+        if key not in keys and keys.get(head) != "mapping":
+            hint = did_you_mean(key, keys)
+            raise ConfigError("; ".join(filter(None, [f"rllib config: {key}: unknown key", hint])))
