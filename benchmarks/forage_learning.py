@@ -60,6 +60,7 @@ def train_config(timesteps: int, seed: int, vec_env: str) -> PPOConfig:
         ent_coef=0.01,
         eval_games=0,
         progress_bar=True,
+        out_dir=None,  # the benchmark keeps the model in memory
     )
 
 

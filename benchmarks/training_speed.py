@@ -62,12 +62,15 @@ def ppo_rate(n_envs: int, vec_env: str, timesteps: int, seed: int) -> float:
         vec_env=vec_env,
         eval_games=0,
         progress_bar=False,
+        out_dir=None,  # a rate, not a run to keep
     )
     return result.steps_per_sec
 
 
 def bc_rate(dataset: BCDataset, threads: int, seed: int) -> Rate:
-    config = BCConfig(epochs=1, threads=threads, seed=seed, eval_games=0, progress_bar=False)
+    config = BCConfig(
+        epochs=1, threads=threads, seed=seed, eval_games=0, progress_bar=False, out_dir=None
+    )
     return timed(lambda: float(train_bc(config, dataset=dataset).dataset.positions))
 
 

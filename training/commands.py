@@ -1,4 +1,4 @@
-"""``run_eval``: the ``eval`` command, a saved model (or a built-in player) in a seeded match."""
+"""``run_eval``: the ``eval`` command, a saved model (or any player) in a seeded match."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from pathlib import Path
 from training.config import EvalConfig, resolve_out_dir
 from training.dto import EvaluationResultDTO
 from training.evaluation import evaluate
-from training.models import load_model
 
 __all__ = ["run_eval"]
 
@@ -15,13 +14,12 @@ __all__ = ["run_eval"]
 def run_eval(config: EvalConfig) -> EvaluationResultDTO:
     """Play the match; unless ``out_dir`` is None, write ``result.json`` and ``games.pgn`` there
     (``"auto"``: a new ``runs/eval-<time>``)."""
-    agent = load_model(config.model) if config.model.endswith(".zip") else config.model
     out_dir = resolve_out_dir(config.out_dir, "eval")
     out = Path(out_dir) if out_dir else None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
     result = evaluate(
-        agent,
+        config.model,
         config.opponent,
         games=config.games,
         seed=config.seed,

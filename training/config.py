@@ -18,12 +18,13 @@ import types
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, Field, ValidationError, model_validator
 from pydantic.fields import FieldInfo
 
+from chess_env.players import check_player
 from envkit.command_line import UsageError, did_you_mean
 from envkit.dto import FrozenDTO
 
@@ -52,6 +53,15 @@ OUT_DIR_HELP = (
     "working directory, named when the run starts; null: write nothing"
 )
 RUNS_DIR = "runs"
+
+
+def _player(spec: str) -> str:
+    """A player spec of ``chess_env.players``, checked at load (no engine or file opened)."""
+    check_player(spec)
+    return spec
+
+
+CheckedPlayer = Annotated[str, AfterValidator(_player)]
 
 
 class ConfigError(UsageError):
@@ -102,7 +112,7 @@ class PPOConfig(FrozenDTO):
         "also scores each move's landing square (training.policies.DestinationActionHead)",
     )
     init_model: str | None = Field(None, description="Continue from this saved model (.zip)")
-    eval_opponent: str = Field("random", description="Chess opponent of the evaluations")
+    eval_opponent: CheckedPlayer = Field("random", description="Chess opponent of the evaluations")
     eval_games: int = Field(20, ge=0, description="Games of the final evaluation (0: none)")
     eval_every: int | None = Field(
         None, ge=1, description="Evaluate every this many timesteps for the curve (None: never)"
@@ -164,7 +174,7 @@ class BCConfig(FrozenDTO):
     seed: int = Field(0, ge=0)
     learner: str | None = Field(None, description="A world's agent to imitate (default: first)")
     features: Features = Field("auto", description="The network, as PPOConfig.features")
-    eval_opponent: str = Field("random", description="Chess opponent of the evaluation")
+    eval_opponent: CheckedPlayer = Field("random", description="Chess opponent of the evaluation")
     eval_games: int = Field(20, ge=0, description="Games after training (0: none)")
     progress_bar: bool = Field(True, description="tqdm bars on stderr")
     out_dir: str | None = Field(AUTO, description=OUT_DIR_HELP)
@@ -238,7 +248,9 @@ class AnnealConfig(FrozenDTO):
         None, gt=0, description="Relative rise of loss_total between PPO stages flagged"
     )
     rollback: bool = Field(True, description="A flagged stage returns to the model it started from")
-    eval_opponent: str = Field("random", description="Opponent of every stage's evaluation")
+    eval_opponent: CheckedPlayer = Field(
+        "random", description="Opponent of every stage's evaluation"
+    )
     eval_games: int = Field(40, ge=1, description="Games of every stage's evaluation")
     final_eval_games: int = Field(200, ge=1, description="Games of the final evaluation")
     seed: int = Field(0, ge=0)
@@ -263,8 +275,13 @@ class EvalConfig(FrozenDTO):
         training.config.ConfigError: eval config: model: Field required
     """
 
-    model: str = Field(description="A saved SB3 model (.zip), or random / greedy")
-    opponent: str = Field("random", description="random, greedy, stockfish or stockfish:DEPTH")
+    model: CheckedPlayer = Field(
+        description="The player to evaluate: a saved SB3 model (runs/x/model.zip or model:PATH), "
+        "or any other player spec (greedy, alphabeta:2, stockfish:3, ...)"
+    )
+    opponent: CheckedPlayer = Field(
+        "random", description="Any player spec: random, greedy, stockfish:3, alphabeta:2, ..."
+    )
     games: int = Field(200, ge=1)
     seed: int = Field(0, ge=0)
     max_plies: int = Field(512, ge=1)
@@ -352,7 +369,7 @@ def validation_message(kind: str, model: type[BaseModel], error: ValidationError
     problems = []
     for problem in error.errors():
         path = ".".join(str(part) for part in problem["loc"]) or "(root)"
-        message = problem["msg"]
+        message = problem["msg"].removeprefix("Value error, ")  # pydantic's wrapping of ours
         if problem["type"] == "extra_forbidden":
             message = "; ".join(filter(None, ["unknown key", did_you_mean(path, keys)]))
         problems.append(f"{path}: {message}")
@@ -381,8 +398,8 @@ def config_keys(model: type[BaseModel], defaults: dict[str, Any] | None = None) 
     Example:
         >>> [str(key) for key in config_keys(AnnealConfig) if key.name.endswith("total_timesteps")]
         ['ppo.total_timesteps (int, default 20000): Environment steps to train for']
-        >>> str(config_keys(EvalConfig)[0])
-        'model (str, default required): A saved SB3 model (.zip), or random / greedy'
+        >>> str(config_keys(EvalConfig)[2])
+        'games (int, default 200)'
     """
     keys = []
     for name, field in model.model_fields.items():

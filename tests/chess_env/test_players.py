@@ -151,6 +151,21 @@ def _in_chess_env_cli(spec: str) -> str:
     return "demo"
 
 
+def _in_chess_env_eval_cli(spec: str) -> str:
+    argv = ["eval", "--agent", spec, "--opponent", spec, "--games", "1", "--max-plies", "4"]
+    assert chess_env_main(argv) == 0
+    return "eval"
+
+
+def _in_training_eval_cli(spec: str) -> str:
+    from training.__main__ import main as training_main
+
+    settings = ["games=1", "max_plies=4", "out_dir=null", "progress_bar=false"]
+    settings += [f"model={spec}", f"opponent={spec}"]
+    assert training_main(["eval", *[f"--set={setting}" for setting in settings]]) == 0
+    return "eval"
+
+
 CONTEXTS: dict[str, Callable[[str], str]] = {
     "ChessEnv(opponent=)": _in_chess_env,
     "ChessText-v0(opponent=)": _in_text_env,
@@ -159,6 +174,8 @@ CONTEXTS: dict[str, Callable[[str], str]] = {
     "make_text_agent": _as_text_agent,
     "play_game": _in_play_game,
     "python -m chess_env demo --white": _in_chess_env_cli,
+    "python -m chess_env eval": _in_chess_env_eval_cli,
+    "python -m training eval": _in_training_eval_cli,
 }
 
 

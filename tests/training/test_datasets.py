@@ -8,7 +8,6 @@ import hashlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import chess
 import numpy as np
@@ -24,7 +23,6 @@ from chess_env.encoding import (
     encode_move,
     legal_action_mask,
 )
-from chess_env.errors import StockfishNotFoundError
 from chess_env.rules import ChessGame
 from training.datasets import (
     CHESS_SOURCES,
@@ -181,10 +179,7 @@ def test_alphabeta_two_labels_are_legal() -> None:
 
 
 def test_auto_records_the_expert_it_used(monkeypatch: pytest.MonkeyPatch) -> None:
-    def missing(path: Any = None) -> str:
-        raise StockfishNotFoundError("no Stockfish here")
-
-    monkeypatch.setattr(experts_module, "find_stockfish", missing)
+    monkeypatch.setattr(experts_module, "stockfish_installed", lambda: False)
     data = generate_chess_dataset("auto", 4, seed=0, progress_bar=False)
     assert data.manifest.expert == "alphabeta:2"
 
