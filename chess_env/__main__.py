@@ -49,12 +49,19 @@ def main(argv: list[str] | None = None) -> int:
 
 def _add_demo(commands: argparse._SubParsersAction) -> None:
     demo = commands.add_parser("demo", help="play a quick game and print the board, PGN, outcome")
-    add_debug_flag(demo)
-    demo.add_argument("--white", default="greedy", help=f"{PLAYERS_HELP} (default: greedy)")
-    demo.add_argument("--black", default="random", help="the same (default: random)")
-    demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--max-plies", type=int, default=200, help="0 for no cap")
+    _add_game_arguments(demo, white="greedy", black="random", max_plies=200)
     demo.set_defaults(run=_demo)
+
+
+def _add_game_arguments(
+    command: argparse.ArgumentParser, *, white: str, black: str, max_plies: int
+) -> None:
+    """The flags of a game between two players: who plays, the seed, the ply cap."""
+    add_debug_flag(command)
+    command.add_argument("--white", default=white, help=f"{PLAYERS_HELP} (default: {white})")
+    command.add_argument("--black", default=black, help=f"the same (default: {black})")
+    command.add_argument("--seed", type=int, default=0)
+    command.add_argument("--max-plies", type=int, default=max_plies, help="0 for no cap")
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -78,11 +85,9 @@ def _add_play(commands: argparse._SubParsersAction) -> None:
         help="play one game and show it move by move; 'human' lets you type moves",
         description="Play one game between two players and show every move. A 'human' side "
         "types its moves (UCI or SAN; 'resign' gives up). Example: "
-        f"{PROG} play --white human --black stockfish?elo=1500",
+        f"{PROG} play --white human --black 'stockfish?elo=1500'",
     )
-    add_debug_flag(play)
-    play.add_argument("--white", default="human", help=f"{PLAYERS_HELP} (default: human)")
-    play.add_argument("--black", default="greedy", help="the same (default: greedy)")
+    _add_game_arguments(play, white="human", black="greedy", max_plies=512)
     play.add_argument(
         "--render",
         choices=("ansi", "svg", "none"),
@@ -92,8 +97,6 @@ def _add_play(commands: argparse._SubParsersAction) -> None:
     )
     play.add_argument("--svg", type=Path, default=Path("board.svg"), help="(default: board.svg)")
     play.add_argument("--pgn", type=Path, help="write the game here as PGN")
-    play.add_argument("--seed", type=int, default=0)
-    play.add_argument("--max-plies", type=int, default=512, help="0 for no cap")
     play.set_defaults(run=_play)
 
 

@@ -1,35 +1,46 @@
 """Saved Stable-Baselines3 models as players: ``model:PATH`` (or a bare ``PATH.zip``).
 
 SB3 and torch are imported here only, when such a player is made, so importing ``chess_env``
-stays light; without them the error names the extra to install.
+stays light; without them the error names the extra to install. ``training.load_model`` is this
+loader too, so a model loads the same way wherever it is named.
 """
 
 from __future__ import annotations
 
 import os
+import zipfile
 from pathlib import Path
 from typing import Any
 
 from chess_env.errors import PlayerSpecError
 
-__all__ = ["load_sb3_model"]
+__all__ = ["MissingModelError", "load_sb3_model"]
 
 TRAIN_EXTRA = "pip install 'polyarena[train]'"
 
 
+class MissingModelError(PlayerSpecError, FileNotFoundError):
+    """No saved model where a spec or a caller said one is."""
+
+
 def load_sb3_model(path: str | os.PathLike[str], device: str = "cpu") -> Any:
-    """The MaskablePPO or PPO model saved at ``path``, whichever the file holds.
+    """The MaskablePPO or PPO model saved at ``path`` (``.zip`` may be left off).
+
+    Raises:
+        MissingModelError: no file at ``path`` nor at ``path.zip`` (a ``FileNotFoundError``).
+        PlayerSpecError: the file is not a saved PPO or MaskablePPO model, or SB3 is missing.
 
     Example:
         >>> load_sb3_model("runs/nowhere/model.zip")
         Traceback (most recent call last):
         ...
-        chess_env.errors.PlayerSpecError: no saved model at 'runs/nowhere/model.zip'
+        chess_env.model_player.MissingModelError: no saved model at 'runs/nowhere/model.zip'
     """
-    file = Path(path)
-    if not file.is_file():
-        hint = " (SB3 saves models as .zip files)" if file.suffix != ".zip" else ""
-        raise PlayerSpecError(f"no saved model at {os.fspath(path)!r}{hint}")
+    file = next((Path(f) for f in (path, f"{os.fspath(path)}.zip") if Path(f).is_file()), None)
+    if file is None:
+        raise MissingModelError(f"no saved model at {os.fspath(path)!r}")
+    if not zipfile.is_zipfile(file):
+        raise PlayerSpecError(f"{os.fspath(file)!r} is not a saved model: SB3 saves a .zip archive")
     try:
         import torch
         from sb3_contrib import MaskablePPO
@@ -43,8 +54,8 @@ def load_sb3_model(path: str | os.PathLike[str], device: str = "cpu") -> Any:
     for algorithm in (MaskablePPO, PPO):
         try:
             return algorithm.load(file, device=device)
-        except (KeyError, TypeError, ValueError, AttributeError, OSError) as error:
+        except (KeyError, TypeError, ValueError, AttributeError, RuntimeError, OSError) as error:
             errors.append(f"{algorithm.__name__}: {error}")
     raise PlayerSpecError(
-        f"{os.fspath(path)!r} is not a saved PPO or MaskablePPO model ({'; '.join(errors)})"
+        f"{os.fspath(file)!r} is not a saved PPO or MaskablePPO model ({'; '.join(errors)})"
     )

@@ -11,13 +11,12 @@ it; ``init_model`` loads those weights, so PPO continues from them.
 from __future__ import annotations
 
 import os
-import zipfile
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import torch
 
+from chess_env.model_player import load_sb3_model
 from training.config import PPOConfig
 from training.policies import ChessCnnMaskablePolicy, ChessCnnPolicy, is_chess_board_space
 
@@ -86,7 +85,8 @@ def build_model(
 
 
 def load_model(path: str | os.PathLike[str], device: str = "cpu") -> Any:
-    """A saved MaskablePPO or PPO model, whichever the file holds (``.zip`` may be left off).
+    """A saved MaskablePPO or PPO model, whichever the file holds (``.zip`` may be left off):
+    ``chess_env.model_player.load_sb3_model``, the loader every player spec uses.
 
     Raises:
         FileNotFoundError: no file at ``path`` (nor at ``path.zip``).
@@ -96,21 +96,6 @@ def load_model(path: str | os.PathLike[str], device: str = "cpu") -> Any:
         >>> load_model("no/such/model.zip")
         Traceback (most recent call last):
         ...
-        FileNotFoundError: no saved model at no/such/model.zip
+        chess_env.model_player.MissingModelError: no saved model at 'no/such/model.zip'
     """
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3 import PPO
-
-    file = next((Path(f) for f in (path, f"{path}.zip") if Path(f).is_file()), None)
-    if file is None:
-        raise FileNotFoundError(f"no saved model at {path}")
-    if not zipfile.is_zipfile(file):
-        raise ValueError(f"{path} is not a saved model: SB3 saves a .zip archive")
-    torch.set_num_threads(SMALL_NET_THREADS)
-    errors = []
-    for algorithm in (MaskablePPO, PPO):
-        try:
-            return algorithm.load(file, device=device)
-        except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as error:
-            errors.append(f"{algorithm.__name__}: {error}")
-    raise ValueError(f"{path} is not a saved PPO or MaskablePPO model ({'; '.join(errors)})")
+    return load_sb3_model(path, device)

@@ -6,6 +6,7 @@ import io
 import subprocess
 import sys
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from unittest.mock import Mock
 
@@ -141,3 +142,35 @@ def test_serve_refuses_bad_settings_with_a_usage_error(
         main(["serve", *argv])
     assert exited.value.code == 2
     assert f"python -m chess_env serve: error: {message}" in capsys.readouterr().err
+
+
+# -- python -m chess_env play -------------------------------------------------------------------
+
+
+def test_play_shows_every_move_and_writes_the_pgn_and_svg(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pgn, svg = tmp_path / "game.pgn", tmp_path / "board.svg"
+    argv = ["play", "--white", "alphabeta:1", "--black", "random", "--max-plies", "6"]
+    assert main([*argv, "--render", "svg", "--svg", str(svg), "--pgn", str(pgn)]) == 0
+    out = capsys.readouterr().out
+    game = chess.pgn.read_game(io.StringIO(pgn.read_text()))
+    assert game is not None and not game.errors
+    assert (game.headers["White"], game.headers["Black"]) == ("alphabeta:1", "random")
+    moves = list(game.mainline_moves())
+    assert len(moves) == 6 and out.splitlines()[0].startswith("1. ")
+    assert out.splitlines()[1].startswith("1... ")  # one line a move, in SAN
+    assert svg.read_text().startswith("<svg") and "unfinished after 6 plies" in out
+    assert main([*argv, "--render", "ansi"]) == 0
+    assert capsys.readouterr().out.count("  a b c d e f g h") == 12  # a board after each move
+
+
+def test_play_lets_a_person_type_moves(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = iter(["e5", "e4", "resign"])
+    monkeypatch.setattr("builtins.input", lambda prompt: next(answers))
+    assert main(["play", "--white", "human", "--black", "greedy"]) == 0
+    out = capsys.readouterr().out
+    assert "not played (" in out and "1. e4" in out
+    assert "Result: 0-1 (white failed: white resigned)" in out

@@ -305,7 +305,7 @@ def test_a_saved_model_plays_as_its_own_policy(saved_model: str) -> None:
 def test_a_file_that_is_not_a_model_is_named(tmp_path: Path) -> None:
     fake = tmp_path / "notes.zip"
     fake.write_text("not a model")
-    with pytest.raises(PlayerSpecError, match=r"notes.zip' is not a saved PPO or MaskablePPO"):
+    with pytest.raises(PlayerSpecError, match=r"notes.zip' is not a saved model: SB3 saves a .zip"):
         make_player(str(fake))
 
 
