@@ -18,9 +18,9 @@ import pytest
 from pydantic import ValidationError
 
 from chess_env.agents import ScriptedTextAgent, board_from_text
-from chess_env.llm_player import MOVE_SIGNATURE
 from chess_env.evaluation import EvaluationReport, evaluate_agent
 from chess_env.game import AgentConfig, AgentStats
+from chess_env.llm_player import MOVE_SIGNATURE
 from envkit.llm import LLMAgent, LLMSettings
 from envkit.ports import ScriptedBackend
 
