@@ -16,9 +16,11 @@ Grammar (commas separate fields and parameters, and may be left out between them
                                                            [:and :int [:> 0]], [:map [k {..} T]]
 
 Inside ``[:map ...]`` and ``[:cat ...]`` forms an entry is ``[key T]`` or
-``[key {:optional true :default 0} T]``; ``[:cat ...]`` parameters are named with bare names
-(``[query :string]``). Literals are JSON strings (``[:re "^\\d+$"]`` doubles its backslashes),
-numbers, ``true``, ``false`` and ``nil`` (keywords are their names: ``[:enum :low]`` is ``"low"``).
+``[key {:optional true :default 0} T]``; braces after the key are properties only when a type
+follows them, so in ``[k {a :int}?]`` and ``[k {}]`` they are a map type. ``[:cat ...]``
+parameters are named with bare names (``[query :string]``). Literals are JSON strings
+(``[:re "^\\d+$"]`` doubles its backslashes), numbers, ``true``, ``false`` and ``nil``
+(keywords are their names: ``[:enum :low]`` is ``"low"``).
 ``[:map]`` is a vector of open maps, as in ``{items [:map]}``; ``[:map {}]`` (empty properties) is
 a map with no declared keys.
 
@@ -282,7 +284,8 @@ class _Parser:
         """The rest of ``[key {properties}? type]``, after the key."""
         token = self.last
         properties: dict[str, Any] = {}
-        if self.peek().kind == "{" and self.after_braces().kind != "]":
+        # Only "]" or "?" may follow the entry's type, and neither can start a type.
+        if self.peek().kind == "{" and self.after_braces().kind not in ("]", "?"):
             properties = self.properties()
         schema = self.type(f"a type after {token}")
         question = self.last.kind == "?"

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from envkit.schema import SchemaError, parse, to_json_schema, tool_definition, validate
+from envkit.schema import SchemaError, parse, render, to_json_schema, tool_definition, validate
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 FLAVORS = ("plain", "anthropic", "openai-strict")
@@ -168,6 +168,26 @@ def test_openai_strict_requires_every_key_and_nulls_the_optional_ones() -> None:
     }
 
 
+def test_an_optional_nullable_map_entry_in_every_flavor() -> None:
+    """``[k {...}?]``: the braces are a nullable map type, not the entry's properties."""
+    text = '[:map [meta {a :int}?] ["first name" {}?]]'
+    assert render(text) == text
+    meta = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}},
+        "required": ["a"],
+        "additionalProperties": False,
+    }
+    empty = {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
+    properties = {
+        "meta": {"anyOf": [meta, {"type": "null"}]},
+        "first name": {"anyOf": [empty, {"type": "null"}]},
+    }
+    closed = {"type": "object", "properties": properties, "additionalProperties": False}
+    assert body(text) == body(text, "anthropic") == {**closed, "required": []}
+    assert body(text, "openai-strict") == {**closed, "required": ["meta", "first name"]}
+
+
 def test_openai_strict_has_no_allof() -> None:
     assert body("[:and :int [:>= 1]]", "openai-strict") == {"type": "integer", "minimum": 1}
     with pytest.raises(SchemaError, match="openai-strict has no allOf"):
@@ -310,6 +330,10 @@ AGREEMENT: list[tuple[Any, list[Any]]] = [
         ],
     ),
     ("[:and {a :int} {b :int}]", [{"a": 1, "b": 2}, {"a": 1}, {}]),
+    (
+        "[:map [meta {a :int}?]]",
+        [{}, {"meta": None}, {"meta": {"a": 1}}, {"meta": {}}, {"meta": 1}],
+    ),
     (
         "[:and [:map [a {:optional true} :int]] [:map [a {:optional true} :int]]]",
         [{}, {"a": 1}, {"a": "1"}],

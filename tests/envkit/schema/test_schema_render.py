@@ -64,6 +64,11 @@ from envkit.schema import Schema, parse, render
             '[:map ["first name" :string] [ok :int]]',
         ),
         (":int", "x", "x :int"),
+        (
+            [":map", ["a", {"optional": True}, [":maybe", [":map", ["a", ":int"]]]]],
+            None,
+            "[:map [a {a :int}?]]",
+        ),
     ],
 )
 def test_render(schema: Any, name: str | None, text: str | None) -> None:
@@ -110,6 +115,9 @@ CORPUS = [
     "[:cat]",
     "[:map {}]",
     "() -> {user {name :string, address {city :string, zip :string?}}}",
+    "[:map [a {}?]]",
+    '[:map [a {a :int}?] ["first name" {"" :int}??] [b {:default nil} {}?]]',
+    "[:=> [:cat [q {:default 1} :int] [limit {}?]] :any]",
 ]
 
 

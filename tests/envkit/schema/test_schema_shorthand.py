@@ -158,6 +158,34 @@ def test_cat_forms_named_and_unnamed() -> None:
     assert parse("[:cat {}]") == parse([":cat", [":map"]])  # an unnamed parameter
 
 
+@pytest.mark.parametrize(
+    ("shorthand", "data"),
+    [
+        ("[:map [a {}?]]", [":map", ["a", {"optional": True}, [":maybe", [":map"]]]]),
+        (
+            "[:map [a {a :int}?]]",
+            [":map", ["a", {"optional": True}, [":maybe", [":map", ["a", ":int"]]]]],
+        ),
+        ("[:map [a {}??]]", [":map", ["a", {"optional": True}, [":maybe", [":maybe", [":map"]]]]]),
+        ("[:cat [limit {}?]]", [":cat", ["limit", {"optional": True}, [":maybe", [":map"]]]]),
+        ("[:map [a {optional :int}]]", [":map", ["a", [":map", ["optional", ":int"]]]]),
+        ("[:map [a {:optional :int}]]", [":map", ["a", [":map", ["optional", ":int"]]]]),
+        (
+            "[:map [a {:default nil} {b :int}?]]",
+            [
+                ":map",
+                ["a", {"default": None, "optional": True}, [":maybe", [":map", ["b", ":int"]]]],
+            ],
+        ),
+    ],
+)
+def test_braces_after_an_entry_key_are_properties_only_before_a_type(
+    shorthand: str, data: Any
+) -> None:
+    """Before "?" or "]" the braces are the entry's map type (its properties would need a type)."""
+    assert parse(shorthand) == parse(data)
+
+
 def _error(signature: str) -> ShorthandError:
     with pytest.raises(ShorthandError) as caught:
         parse(signature)
