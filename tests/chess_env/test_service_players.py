@@ -19,7 +19,7 @@ from chess_env.errors import PlayerSpecError
 from chess_env.service import create_chess_service_app
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
-from registered_player import registered
+from registered_player import REFUSED_BY_SERVERS, registered
 from stockfish_binary import needs_stockfish
 
 REMOTE = {"player": "remote", "name": "Client"}
@@ -61,13 +61,7 @@ def test_a_served_spec_plays_its_side(client: TestClient, spec: str, kind: str) 
 
 @pytest.mark.parametrize(
     ("spec", "said"),
-    [
-        ("human", "a server does not make human players"),
-        ("model:x.zip", "a server does not make model players"),
-        ("openai:gpt-4o", "a server does not make openai players"),
-        ("stokfish", "did you mean 'stockfish'?"),
-        ("stockfish:99", "depth must be in 1..30, got 99"),
-    ],
+    REFUSED_BY_SERVERS,
 )
 def test_other_specs_are_422_naming_the_field(client: TestClient, spec: str, said: str) -> None:
     body = refused(client, {"player": spec, "name": "X"}, REMOTE)

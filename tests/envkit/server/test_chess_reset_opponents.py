@@ -18,7 +18,7 @@ from chess_env.errors import PlayerSpecError, StockfishNotFoundError
 from chess_env.server import ChessAdapter, create_chess_app
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
-from registered_player import registered
+from registered_player import REFUSED_BY_SERVERS, registered
 from stockfish_binary import needs_stockfish
 
 STOCKFISH = (pytest.mark.stockfish, needs_stockfish)
@@ -75,13 +75,7 @@ def test_reset_takes_a_served_spec_and_plays_it(
 
 @pytest.mark.parametrize(
     ("spec", "said"),
-    [
-        ("human", "a server does not make human players"),
-        ("model:x.zip", "a server does not make model players"),
-        ("openai:gpt-4o", "a server does not make openai players"),
-        ("stokfish", "did you mean 'stockfish'?"),
-        ("stockfish:99", "depth must be in 1..30, got 99"),
-    ],
+    REFUSED_BY_SERVERS,
 )
 def test_reset_refuses_other_specs_naming_the_field(
     client: TestClient, session: str, spec: str, said: str
