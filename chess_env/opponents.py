@@ -164,8 +164,9 @@ class StockfishOpponent(Opponent):
             Stockfish version (15.1: 1350-2850) and is checked against the engine's own.
         movetime: seconds to think per move (None: until ``depth``).
         max_seconds: the guard rail: a move stops after this many seconds whatever the depth
-            (default ``DEFAULT_MOVE_SECONDS``, 10). A search cut short by it is no longer
-            reproducible; depth 1 finishes in about a millisecond.
+            (default ``DEFAULT_MOVE_SECONDS``, 10), and an engine that has not answered when as
+            long again has passed is abandoned (its side loses). A search cut short by it is no
+            longer reproducible; depth 1 finishes in about a millisecond.
         path: the binary; default ``stockfish`` on PATH, then /usr/games/stockfish.
         threads: engine threads (default 1, which with a fixed depth makes play deterministic).
 
@@ -235,6 +236,7 @@ class StockfishOpponent(Opponent):
         except BaseException:
             engine.quit()  # an engine we will not keep must not outlive us
             raise
+        engine.timeout = self.max_seconds  # python-chess's grace after a move's time is up
         return engine
 
     def reset(self, seed: int | None = None) -> None:
