@@ -43,6 +43,7 @@ from training.dto import (
 )
 from training.evaluation import evaluate
 from training.models import load_model
+from training.platform import platform_record
 
 __all__ = ["anneal"]
 
@@ -134,6 +135,7 @@ def anneal(config: AnnealConfig | None = None, **overrides: Any) -> AnnealSummar
             duration_sec=time.perf_counter() - start,
             cpu_sec=cpu_seconds() - cpu_start,
             artifacts=artifacts,
+            platform=platform_record(),
             config=config,
         )
         if config.out_dir is not None:

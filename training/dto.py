@@ -421,4 +421,9 @@ class AnnealSummaryDTO(FrozenDTO):
         "workers, the engines they ran), user + system",
     )
     artifacts: ArtifactsDTO = Field(default_factory=ArtifactsDTO)
+    platform: dict[str, str] = Field(
+        default_factory=dict,
+        description="What the numbers rest on: torch and its CPU kernel path (AVX-512 and AVX2 "
+        "train different weights), python-chess, Stockfish, the CPU (training.platform)",
+    )
     config: AnnealConfig

@@ -47,6 +47,8 @@ def print_summary(summary: AnnealSummaryDTO, console: Console | None = None) -> 
         endings = ", ".join(f"{name} {count}" for name, count in final.terminations.items())
         table.add_row(*evaluation_row(final), f"{final.mean_plies:.0f}", endings)
         console.print(table)
+    if summary.platform:
+        console.print(", ".join(f"{key} {value}" for key, value in summary.platform.items()))
     baseline = summary.baselines.get("random_policy_score")
     if baseline is not None:
         console.print(f"A random policy scores {baseline:.3f} against the same opponent.")

@@ -52,6 +52,9 @@ def test_bc_then_ppo_passes_and_keeps_its_artefacts_under_runs_by_default(
     assert summary.config.out_dir == str(folder)
     saved = AnnealSummaryDTO.model_validate_json((folder / "summary.json").read_text())
     assert saved == summary
+    # What the numbers rest on, beside them: the CPU kernel path decides the weights.
+    assert summary.platform["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+    assert summary.platform["torch"] == torch.__version__
     assert summary.artifacts.curve is not None
     assert Path(summary.artifacts.curve).read_bytes()[:4] == b"\x89PNG"
     assert summary.artifacts.model is not None
