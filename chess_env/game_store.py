@@ -9,7 +9,14 @@
   activity for as long. A game's sessions go with it.
 - With ``archive_dir``, no game leaves memory unrecorded: a game is appended to ``games.jsonl``
   (one ``Game`` per line) and ``games.pgn`` once, when it finishes, or unfinished when it is
-  evicted, cleaned up or the manager closes. Each append is flushed and fsynced.
+  evicted, cleaned up or the manager closes. Each append is fsynced, or cut off again when it
+  fails, so a file never holds half a record.
+- Archive faults: a directory that cannot take a file is refused at once
+  (``UnwritableArchiveError``, a ``ValueError``). A write that fails later (disk full) leaves
+  its record waiting in memory, retried before each new game and each ``cleanup_idle``, each
+  file's part written once. A game whose record cannot be written stays in memory, so
+  ``create_game`` raises ``ArchiveError`` instead of making room. ``close()`` drops every game,
+  then raises ``ArchiveError`` naming those it could not archive.
 - Thread-safe: a move is checked outside the lock (it takes a millisecond or more), and checked
   again should its game have changed meanwhile, so no game's move waits for another's.
 - ``GameNotFoundError`` and ``SessionNotFoundError``: ``KeyError`` subclasses naming the id.
@@ -17,16 +24,30 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import tempfile
 import threading
-import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from chess_env.game import AgentConfig, Color, Game, GameSession, GameStatus, ResignTermination
 
-__all__ = ["GameNotFoundError", "SessionNotFoundError", "StateManager"]
+__all__ = [
+    "ARCHIVE_FILES",
+    "ArchiveError",
+    "GameNotFoundError",
+    "SessionNotFoundError",
+    "StateManager",
+    "UnwritableArchiveError",
+]
+
+logger = logging.getLogger(__name__)
+
+# Each archived game is one record in each file, written in this order.
+ARCHIVE_FILES = ("games.jsonl", "games.pgn")
 
 
 class GameNotFoundError(KeyError):
@@ -51,6 +72,25 @@ class SessionNotFoundError(KeyError):
         return f"no session {self.session_id!r} (unknown, idle and cleaned up, or its game is gone)"
 
 
+class ArchiveError(OSError):
+    """The archive directory did not take a write (disk full, permission revoked, ...).
+
+    ``game_ids`` are the games whose records are not (wholly) written; ``reason`` is the OS's
+    reason, e.g. "No space left on device" (unlike the path, fit to show a client).
+    """
+
+    def __init__(
+        self, message: str, directory: Path, reason: str, game_ids: Sequence[str] = ()
+    ) -> None:
+        super().__init__(message)
+        self.directory, self.reason, self.game_ids = directory, reason, tuple(game_ids)
+
+
+class UnwritableArchiveError(ArchiveError, ValueError):
+    """The archive directory cannot take a file at all: refused when the manager is made, not
+    at the first eviction (a ``ValueError``: the directory given is unusable)."""
+
+
 def _utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -62,8 +102,9 @@ class StateManager:
         max_games: the most games held at once (default 100).
         idle_timeout: a game not updated (or a session without activity) for longer is cleaned
             up; a ``timedelta`` or seconds (default 30 minutes).
-        archive_dir: where ``games.jsonl`` and ``games.pgn`` are appended (created if missing);
-            None keeps no archive.
+        archive_dir: where ``games.jsonl`` and ``games.pgn`` are appended (created if missing;
+            ``UnwritableArchiveError`` unless a file can be created in it); None keeps no
+            archive.
         clock: returns the current time, timezone-aware (default: UTC now); tests pass a fake.
 
     Example:
@@ -94,12 +135,14 @@ class StateManager:
         self.idle_timeout = idle_timeout
         self.archive_dir = None if archive_dir is None else Path(archive_dir)
         if self.archive_dir is not None:
-            self.archive_dir.mkdir(parents=True, exist_ok=True)  # a bad path fails now, not later
+            _check_writable(self.archive_dir)  # a bad path fails now, not at the first eviction
         self._clock = clock
         self._games: dict[str, Game] = {}
         self._sessions: dict[str, GameSession] = {}
         self._session_of: dict[str, str] = {}  # game id -> the id of the game's own session
-        self._archived: set[str] = set()  # games in memory whose final state is in the archive
+        self._recorded: set[str] = set()  # finished games in memory, their records written or due
+        # Records not (wholly) written: game id -> file name -> text, oldest first.
+        self._unwritten: dict[str, dict[str, str]] = {}
         self._lock = threading.RLock()
         self._closed = False
 
@@ -110,6 +153,7 @@ class StateManager:
         with self._lock:
             now = self._now()
             game = Game.new(white, black, fen, at=now)  # first: a bad FEN evicts nothing
+            self._retry_archive()
             self._drop_idle(now)
             while len(self._games) >= self.max_games:
                 victim = min(self._games.values(), key=lambda g: (not g.is_over, g.last_updated))
@@ -150,9 +194,18 @@ class StateManager:
         return self._update(game_id, lambda game, now: game.timeout(color, at=now))
 
     def cleanup_idle(self) -> list[str]:
-        """Drop the games and sessions idle longer than ``idle_timeout``; the games' ids."""
+        """Drop the games and sessions idle longer than ``idle_timeout``; the games' ids. The
+        records waiting for the archive are retried first."""
         with self._lock:
-            return self._drop_idle(self._now())
+            now = self._now()
+            self._retry_archive()
+            return self._drop_idle(now)
+
+    @property
+    def unarchived(self) -> tuple[str, ...]:
+        """The ids of the games whose records wait for the archive (after a failed write)."""
+        with self._lock:
+            return tuple(self._unwritten)
 
     # -- sessions -------------------------------------------------------------------------------
 
@@ -189,13 +242,30 @@ class StateManager:
     # -- lifetime -------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Archive the games not archived yet and drop everything; other calls raise afterwards."""
+        """Archive the games not archived yet and drop everything; other calls raise afterwards.
+
+        Raises:
+            ArchiveError: naming the games that could not be archived (dropped all the same).
+        """
         with self._lock:
-            for game_id in list(self._games):
-                self._evict(game_id)
-            self._sessions.clear()
-            self._session_of.clear()
-            self._closed = True
+            for game_id, game in self._games.items():
+                if self.archive_dir is not None and game_id not in self._recorded:
+                    self._queue(game)
+            try:
+                self._flush()
+            except ArchiveError as error:
+                raise ArchiveError(
+                    f"could not archive {len(error.game_ids)} games in {error.directory} at "
+                    f"close ({error.reason}): {', '.join(error.game_ids)}",
+                    error.directory,
+                    error.reason,
+                    error.game_ids,
+                ) from error
+            finally:
+                for store in (self._games, self._sessions, self._session_of, self._unwritten):
+                    store.clear()
+                self._recorded.clear()
+                self._closed = True
 
     def __enter__(self) -> StateManager:
         return self
@@ -247,18 +317,20 @@ class StateManager:
         return session
 
     def _archive_finished(self, game: Game) -> None:
-        """Archive a game as it finishes; on failure warn, and retry when it leaves memory."""
-        try:
-            self._archive(game)
-        except OSError as error:
-            warnings.warn(
-                f"could not archive finished game {game.game_id} ({error}); "
-                "it is tried again when it leaves memory",
-                RuntimeWarning,
-                stacklevel=5,  # the caller of apply_move, resign or timeout
-            )
+        """Archive a game as it finishes; on failure log, and retry later (see ``_flush``)."""
+        if self.archive_dir is None:
             return
-        self._archived.add(game.game_id)
+        self._queue(game)
+        self._recorded.add(game.game_id)
+        try:
+            self._flush()
+        except ArchiveError as error:
+            logger.warning(
+                "could not archive finished game %s (%s); it stays in memory and is tried "
+                "again before the next new game",
+                game.game_id,
+                error.reason,
+            )
 
     def _drop_idle(self, now: datetime) -> list[str]:
         cutoff = now - self.idle_timeout
@@ -271,27 +343,110 @@ class StateManager:
         return idle
 
     def _evict(self, game_id: str) -> None:
-        """Archive the game unless it is already (a failure keeps it in memory), then drop it."""
-        if game_id not in self._archived:
-            self._archive(self._games[game_id])
-        self._archived.discard(game_id)
+        """Archive the game unless it is already, then drop it; should the archive fail, the
+        game stays (``ArchiveError``) unless its record is begun (see ``_stays``)."""
+        game = self._games[game_id]
+        if self.archive_dir is not None:
+            if game_id not in self._recorded:
+                self._queue(game)
+            try:
+                self._flush()
+            except ArchiveError:
+                if self._stays(game):
+                    raise
+        self._drop(game_id)
+
+    def _stays(self, game: Game) -> bool:
+        """Whether a game stays in memory after a failed write of the archive.
+
+        A game leaves once its record is written, or begun by its eviction (its line in the
+        first file: the rest waits and follows, never written twice). A finished game whose
+        record waits stays with it, which bounds the waiting records by ``max_games`` (an
+        eviction begins a record only when none waits before it). An unfinished game that
+        stays has its record withdrawn: it plays on, and leaves with its later moves.
+        """
+        texts = self._unwritten.get(game.game_id)
+        if texts is None:
+            return False
+        if game.is_over:
+            return True
+        if ARCHIVE_FILES[0] in texts:
+            del self._unwritten[game.game_id]
+            return True
+        return False
+
+    def _drop(self, game_id: str) -> None:
+        self._recorded.discard(game_id)
         del self._games[game_id]
         del self._session_of[game_id]
         for session_id, session in list(self._sessions.items()):
             if session.game_id == game_id:
                 del self._sessions[session_id]
 
-    def _archive(self, game: Game) -> None:
-        if self.archive_dir is None:
+    def _queue(self, game: Game) -> None:
+        """Make the game's record the last to be written."""
+        texts = (game.model_dump_json() + "\n", game.to_pgn() + "\n\n")
+        self._unwritten[game.game_id] = dict(zip(ARCHIVE_FILES, texts, strict=True))
+
+    def _flush(self) -> None:
+        """Write the waiting records, oldest first, each file's part once; ``ArchiveError`` at
+        the first failure, the rest waiting."""
+        directory = self.archive_dir
+        if directory is None:
             return
-        line, pgn = game.model_dump_json() + "\n", game.to_pgn() + "\n\n"
-        _append(self.archive_dir / "games.jsonl", line)
-        _append(self.archive_dir / "games.pgn", pgn)
+        for game_id, texts in list(self._unwritten.items()):
+            for name, text in list(texts.items()):
+                try:
+                    _append(directory / name, text)
+                except OSError as error:
+                    reason = error.strerror or str(error)
+                    raise ArchiveError(
+                        f"cannot write the archive in {directory} ({reason}); "
+                        f"{len(self._unwritten)} games wait for it",
+                        directory,
+                        reason,
+                        list(self._unwritten),
+                    ) from error
+                del texts[name]
+            del self._unwritten[game_id]
+
+    def _retry_archive(self) -> None:
+        """Write the records left waiting by a failure; if it fails again, they wait on (only
+        a request that needs the archive, to make room, fails)."""
+        with contextlib.suppress(ArchiveError):
+            self._flush()
+
+
+def _check_writable(directory: Path) -> None:
+    """Create ``directory`` and a probe file in it, and open the archive files it has."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(prefix=".probe-", dir=directory)
+        os.close(handle)
+        os.unlink(probe)
+        for name in ARCHIVE_FILES:
+            if (directory / name).exists():
+                os.close(os.open(directory / name, os.O_WRONLY | os.O_APPEND))
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise UnwritableArchiveError(
+            f"archive directory {directory} cannot be written: {reason}", directory, reason
+        ) from error
 
 
 def _append(path: Path, text: str) -> None:
-    """Append ``text`` and make it durable before returning: flushed, then fsynced."""
-    with open(path, "a", encoding="utf-8") as file:
-        file.write(text)
-        file.flush()
-        os.fsync(file.fileno())
+    """Append ``text`` durably (fsynced), or not at all: a failed write is cut off again, so
+    that a retry never leaves half a record before the whole one."""
+    handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        start = os.fstat(handle).st_size
+        try:
+            data = memoryview(text.encode("utf-8"))
+            while data:
+                data = data[os.write(handle, data) :]
+            os.fsync(handle)
+        except OSError:
+            os.ftruncate(handle, start)
+            raise
+    finally:
+        os.close(handle)

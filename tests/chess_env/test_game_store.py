@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import json
+import logging
+import os
 import random
+import sys
 import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
@@ -14,9 +18,19 @@ import chess.pgn
 import pytest
 from pydantic import ValidationError
 
+from chess_env import game_store
 from chess_env.errors import GameOverError, IllegalActionError
 from chess_env.game import AgentConfig, Game, validate_game_state
-from chess_env.game_store import GameNotFoundError, SessionNotFoundError, StateManager
+from chess_env.game_store import (
+    ArchiveError,
+    GameNotFoundError,
+    SessionNotFoundError,
+    StateManager,
+    UnwritableArchiveError,
+)
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+from archive_faults import Faults, faulty_archive
 
 AGENT = {"personality": "balanced", "model_name": "m", "system_prompt": "Play well."}
 WHITE = AgentConfig(agent_id="white", name="White", **AGENT)
@@ -291,21 +305,152 @@ def test_no_archive_dir_writes_nothing(clock: FakeClock, tmp_path: Path) -> None
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_failed_archive_warns_and_is_retried_when_the_game_leaves(
-    clock: FakeClock, tmp_path: Path
+def test_a_failed_archive_is_logged_and_retried_and_the_game_cannot_leave_meanwhile(
+    clock: FakeClock, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     manager = StateManager(max_games=1, archive_dir=tmp_path, clock=clock)
     game_id = create(manager, clock)
     (tmp_path / "games.jsonl").mkdir()  # appending to it fails
-    with pytest.warns(RuntimeWarning, match=f"could not archive finished game {game_id}"):
+    with caplog.at_level(logging.WARNING, "chess_env.game_store"):
         game = manager.resign(game_id, "white")
+    assert f"could not archive finished game {game_id} (Is a directory)" in caplog.text
     assert manager.get_game(game_id) == game  # the game itself is kept
-    with pytest.raises(OSError):
+    assert manager.unarchived == (game_id,)
+    with pytest.raises(ArchiveError, match="Is a directory") as refused:
         create(manager, clock)  # it cannot leave memory unarchived
+    assert refused.value.game_ids == (game_id,) and isinstance(refused.value, OSError)
     assert ids(manager) == [game_id]
     (tmp_path / "games.jsonl").rmdir()
     create(manager, clock)
     assert [g.game_id for g in archived(tmp_path)[0]] == [game_id]
+    assert manager.unarchived == ()
+
+
+@pytest.fixture
+def faults(monkeypatch: pytest.MonkeyPatch) -> Faults:
+    return faulty_archive(monkeypatch)
+
+
+@pytest.mark.parametrize(
+    "unusable",
+    ["file/sub", "file", "games_jsonl_is_a_dir"],
+    ids=["under a file", "a file", "its games.jsonl a directory"],
+)
+def test_an_archive_dir_that_cannot_be_written_is_refused_at_once(
+    tmp_path: Path, unusable: str
+) -> None:
+    """Root may write anywhere, so these directories are unusable whoever asks."""
+    (tmp_path / "file").write_text("")
+    (tmp_path / "games_jsonl_is_a_dir" / "games.jsonl").mkdir(parents=True)
+    directory = tmp_path / unusable
+    with pytest.raises(UnwritableArchiveError) as refused:
+        StateManager(archive_dir=directory)
+    message = str(refused.value)
+    assert message.startswith(f"archive directory {directory} cannot be written: ")
+    assert refused.value.reason in message and "\n" not in message
+    assert isinstance(refused.value, ValueError) and isinstance(refused.value, ArchiveError)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "games_jsonl_is_a_dir"]
+    assert [p.name for p in (tmp_path / "games_jsonl_is_a_dir").iterdir()] == ["games.jsonl"]
+
+
+def test_the_start_check_leaves_no_probe_behind(tmp_path: Path) -> None:
+    StateManager(archive_dir=tmp_path / "new" / "archive").close()
+    assert list((tmp_path / "new" / "archive").iterdir()) == []
+
+
+def test_a_half_written_record_is_finished_and_never_written_twice(
+    clock: FakeClock, tmp_path: Path, faults: Faults
+) -> None:
+    manager = StateManager(max_games=2, archive_dir=tmp_path, clock=clock)
+    finished, playing = create(manager, clock), create(manager, clock)
+    manager.apply_move(playing, "e4")
+    faults.failing = {"games.pgn"}
+    manager.resign(finished, "black")  # its JSON line is written, its PGN waits
+    assert len((tmp_path / "games.jsonl").read_text().splitlines()) == 1
+    with pytest.raises(ArchiveError, match="No space left on device"):
+        create(manager, clock)  # the finished game's PGN waits: it stays, with its record
+    assert ids(manager) == [finished, playing] and manager.unarchived == (finished,)
+    faults.failing = set()
+    third = create(manager, clock)  # the PGN follows; the finished game leaves
+    assert ids(manager) == [playing, third] and manager.unarchived == ()
+    faults.failing = {"games.pgn"}
+    fourth = create(manager, clock)  # playing leaves: its line written, its PGN waits
+    assert ids(manager) == [third, fourth] and manager.unarchived == (playing,)
+    with pytest.raises(ArchiveError):
+        create(manager, clock)  # third cannot begin its record while playing's PGN waits
+    assert ids(manager) == [third, fourth] and manager.unarchived == (playing,)
+    faults.failing = set()
+    manager.close()
+    games, pgns = archived(tmp_path)
+    assert [g.game_id for g in games] == [finished, playing, third, fourth]
+    assert [p.headers["GameId"] for p in pgns] == [finished, playing, third, fourth]
+
+
+def test_an_unfinished_game_that_could_not_leave_plays_on_and_leaves_with_its_moves(
+    clock: FakeClock, tmp_path: Path, faults: Faults
+) -> None:
+    manager = StateManager(max_games=1, archive_dir=tmp_path, clock=clock)
+    playing = create(manager, clock)
+    faults.failing = {"games.jsonl", "games.pgn"}
+    with pytest.raises(ArchiveError):
+        create(manager, clock)
+    assert manager.unarchived == ()  # its record is withdrawn: a later one replaces it
+    manager.apply_move(playing, "e4")
+    faults.failing = set()
+    create(manager, clock)
+    manager.close()
+    (game, *_), (pgn, *_) = archived(tmp_path)
+    assert game.game_id == playing and len(game.move_history) == 1
+    assert len(archived(tmp_path)[0]) == 2 and pgn.headers["GameId"] == playing
+
+
+def test_idle_cleanup_retries_the_waiting_records(
+    clock: FakeClock, tmp_path: Path, faults: Faults
+) -> None:
+    manager = StateManager(idle_timeout=60, archive_dir=tmp_path, clock=clock)
+    game_id = create(manager, clock)
+    faults.failing = {"games.jsonl"}
+    manager.resign(game_id, "white")
+    assert manager.cleanup_idle() == [] and manager.unarchived == (game_id,)
+    faults.failing = set()
+    assert manager.cleanup_idle() == [] and manager.unarchived == ()
+    assert [g.game_id for g in archived(tmp_path)[0]] == [game_id]
+
+
+def test_close_during_a_fault_drops_everything_and_names_the_games_it_lost(
+    clock: FakeClock, tmp_path: Path, faults: Faults
+) -> None:
+    manager = StateManager(archive_dir=tmp_path, clock=clock)
+    written = create(manager, clock)
+    manager.resign(written, "white")
+    faults.failing = {"games.pgn"}
+    lost = [create(manager, clock), create(manager, clock)]
+    with pytest.raises(ArchiveError) as closing:
+        manager.close()
+    assert closing.value.game_ids == tuple(lost)
+    assert str(closing.value) == (
+        f"could not archive 2 games in {tmp_path} at close (No space left on device): "
+        f"{lost[0]}, {lost[1]}"
+    )
+    with pytest.raises(RuntimeError, match="closed"):
+        manager.list_games()
+    games, pgns = archived(tmp_path)  # the first line made it; nothing is there twice
+    assert [g.game_id for g in games] == [written, lost[0]] and len(pgns) == 1
+
+
+def test_a_write_that_fails_midway_is_cut_off_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "games.jsonl"
+    path.write_text("{}\n")
+
+    def disk_full(handle: int) -> None:  # the data went in, but cannot be made durable
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        game_store._append(path, '{"half": "a record"}\n')
+    assert path.read_text() == "{}\n"
 
 
 # -- threads -------------------------------------------------------------------------------------
