@@ -255,8 +255,8 @@ class StateManager:
                 self._flush()
             except ArchiveError as error:
                 raise ArchiveError(
-                    f"could not archive {len(error.game_ids)} games in {error.directory} at "
-                    f"close ({error.reason}): {', '.join(error.game_ids)}",
+                    f"could not archive these games in {error.directory} at close "
+                    f"({error.reason}): {', '.join(error.game_ids)}",
                     error.directory,
                     error.reason,
                     error.game_ids,
@@ -402,7 +402,7 @@ class StateManager:
                     reason = error.strerror or str(error)
                     raise ArchiveError(
                         f"cannot write the archive in {directory} ({reason}); "
-                        f"{len(self._unwritten)} games wait for it",
+                        f"games waiting for it: {len(self._unwritten)}",
                         directory,
                         reason,
                         list(self._unwritten),

@@ -429,7 +429,7 @@ def test_close_during_a_fault_drops_everything_and_names_the_games_it_lost(
         manager.close()
     assert closing.value.game_ids == tuple(lost)
     assert str(closing.value) == (
-        f"could not archive 2 games in {tmp_path} at close (No space left on device): "
+        f"could not archive these games in {tmp_path} at close (No space left on device): "
         f"{lost[0]}, {lost[1]}"
     )
     with pytest.raises(RuntimeError, match="closed"):
