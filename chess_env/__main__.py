@@ -239,6 +239,13 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help="seconds between two sweeps of the service for idle games (default: 60)",
     )
+    serve.add_argument(
+        "--list-games",
+        choices=("all", "public", "off"),
+        default=None,
+        help="which service games GET /service/games lists: all, public (those created with "
+        "public: true, or with no client seat) or off (default: public)",
+    )
     # Usage errors found after parsing name the serve command, as argparse's own do.
     serve.set_defaults(run=lambda args: _serve(args, serve))
 
@@ -246,7 +253,7 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
 def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     settings: dict[str, Any] = server_settings(args, parser)
     service = args.service or args.archive is not None
-    for flag in ("max_games", "cleanup_interval"):
+    for flag in ("max_games", "cleanup_interval", "list_games"):
         if getattr(args, flag) is not None and not service:
             parser.error(f"--{flag.replace('_', '-')} is a setting of --service (or --archive)")
     from chess_env.server import serve  # without the server extra: its install hint
@@ -257,6 +264,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         "game_idle_timeout": args.idle_timeout,
         "max_games": args.max_games,
         "cleanup_interval": args.cleanup_interval,
+        "listing": args.list_games,
     }
     settings.update((name, value) for name, value in optional.items() if value is not None)
     serve(args.host, args.port, **settings)

@@ -399,6 +399,7 @@ def create_chess_app(
     max_games: int = 100,
     game_idle_timeout: float = 1800.0,
     cleanup_interval: float = 60.0,
+    listing: Literal["all", "public", "off"] = "public",
     **settings: Any,
 ) -> FastAPI:
     """The chess server app; ``settings`` go to ``envkit.server.create_app`` (``max_sessions``,
@@ -407,8 +408,9 @@ def create_chess_app(
     With ``service`` (or an ``archive_dir``), the multi-game chess service
     (``chess_env.service``) is mounted under ``/service``: ``/service/games`` and spectators on
     ``/service/games/{id}/events``. At shutdown it stops its players and flushes the archive.
-    Its settings: ``max_games`` held at once, ``game_idle_timeout`` seconds a game may idle, and
-    ``cleanup_interval`` seconds between two sweeps for idle games.
+    Its settings: ``max_games`` held at once, ``game_idle_timeout`` seconds a game may idle,
+    ``cleanup_interval`` seconds between two sweeps for idle games, and ``listing``: which
+    games ``GET /service/games`` shows ("all", "public": those created public, or "off").
     """
     if not (service or archive_dir is not None):
         return create_app(ChessAdapter, **settings)
@@ -416,7 +418,9 @@ def create_chess_app(
     from chess_env.service import create_chess_service_app
 
     manager = StateManager(max_games, idle_timeout=game_idle_timeout, archive_dir=archive_dir)
-    games = create_chess_service_app(state_manager=manager, cleanup_interval=cleanup_interval)
+    games = create_chess_service_app(
+        state_manager=manager, cleanup_interval=cleanup_interval, listing=listing
+    )
     # A mounted app's lifespan does not run: the parent closes the service instead.
     app = create_app(ChessAdapter, on_shutdown=games.state.chess_service.close, **settings)
     app.mount(SERVICE_PATH, games)

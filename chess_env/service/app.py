@@ -18,6 +18,7 @@ from chess_env.game_store import StateManager
 from chess_env.service.core import ChessService
 from chess_env.service.events import events_router
 from chess_env.service.games import games_router
+from chess_env.service.models import Listing
 from chess_env.service.moves import moves_router
 from envkit.server.errors import ServiceError, error_payload
 from envkit.server.limits import BodySizeLimit, Limits
@@ -37,6 +38,7 @@ def create_chess_service_app(
     archive_dir: str | os.PathLike[str] | None = None,
     max_games: int = 100,
     cleanup_interval: float = 60.0,
+    listing: Listing = "public",
 ) -> FastAPI:
     """The chess service as an app; ``ChessService.close()`` (which closes ``state_manager``,
     archiving its games) runs when the app shuts down.
@@ -48,12 +50,14 @@ def create_chess_service_app(
         max_games: games held at once; the least recently updated (finished ones first) go.
         cleanup_interval: seconds between two sweeps for idle games (default 60); the idle
             time itself is the state manager's ``idle_timeout``.
+        listing: which games ``GET /games`` shows: "all", "public" (default: those created
+            public) or "off" (403).
     """
     if state_manager is not None and archive_dir is not None:
         raise ValueError("archive_dir is for the default StateManager; set it on yours instead")
     if state_manager is None:
         state_manager = StateManager(max_games=max_games, archive_dir=archive_dir)
-    service = ChessService(state_manager, cleanup_interval=cleanup_interval)
+    service = ChessService(state_manager, cleanup_interval=cleanup_interval, listing=listing)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -3,6 +3,10 @@
 It turns requests into the state manager's calls, one at a time per game (a lock each), lets the
 server agents move on their turn (a driver task per game), tells the spectators each change
 (a queue each; None ends a stream), and drops idle games every ``cleanup_interval`` seconds.
+
+Who may act: each game's ``SeatTokens`` live here, never on the ``Game``. A move or resignation
+acts for the side whose token it carries (``color``, if given, must be that side); the
+creator's token only aborts. Every refusal happens before anything changes.
 """
 
 from __future__ import annotations
@@ -16,10 +20,21 @@ from starlette.concurrency import run_in_threadpool
 from chess_env.errors import InvalidPositionError
 from chess_env.game import Color, Game, GameSession, GameStatus
 from chess_env.game_store import GameNotFoundError, SessionNotFoundError, StateManager
-from chess_env.service.errors import translated
-from chess_env.service.frames import ended_frame, move_made_frame
-from chess_env.service.models import CreateGameRequest, GameSummary, MoveRequest
+from chess_env.service.errors import (
+    ListingOffError,
+    SeatForbiddenError,
+    translated,
+)
+from chess_env.service.frames import aborted_frame, ended_frame, move_made_frame
+from chess_env.service.models import (
+    CreatedGame,
+    CreateGameRequest,
+    GameSummary,
+    Listing,
+    MoveRequest,
+)
 from chess_env.service.seats import REMOTE_SEATS, Seat, close_seats, seat_for, server_move
+from chess_env.service.tokens import SEAT_TOKEN_HEADER, Holder, SeatTokens
 from envkit.server.errors import EpisodeStateError, InvalidInputError
 
 __all__ = ["QUEUE_SIZE", "ChessService"]
@@ -39,6 +54,8 @@ class ChessService:
     Args:
         state_manager: where the games and their sessions live.
         cleanup_interval: seconds between two sweeps for idle games (default 60).
+        listing: which games ``summaries`` shows: "all", "public" (default: those created
+            public) or "off" (``ListingOffError``, 403).
 
     Example:
         >>> from chess_env.game_store import StateManager
@@ -46,20 +63,33 @@ class ChessService:
         >>> request = CreateGameRequest(white=AgentSpec(player="remote", name="Me"),
         ...                             black=AgentSpec(player="greedy", name="G", seed=0))
         >>> async def open_game(service: ChessService) -> list[str]:
-        ...     game = await service.create(request)
-        ...     game = await service.move(game.game_id, MoveRequest(move="e4"))  # G replies
+        ...     created = await service.create(request)
+        ...     game_id, token = created.game.game_id, created.tokens.white
+        ...     game = await service.move(game_id, MoveRequest(move="e4"), token)  # G replies
         ...     await service.close()
         ...     return [move.uci_notation for move in game.move_history]
         >>> asyncio.run(open_game(ChessService(StateManager(max_games=10))))
         ['e2e4', 'c7c5']
     """
 
-    def __init__(self, state_manager: StateManager, *, cleanup_interval: float = 60.0) -> None:
+    def __init__(
+        self,
+        state_manager: StateManager,
+        *,
+        cleanup_interval: float = 60.0,
+        listing: Listing = "public",
+    ) -> None:
         if not cleanup_interval > 0:
             raise ValueError(f"cleanup_interval must be positive, got {cleanup_interval}")
+        if listing not in ("all", "public", "off"):
+            raise ValueError(f"listing must be 'all', 'public' or 'off', got {listing!r}")
         self.games = state_manager
         self.cleanup_interval = cleanup_interval
+        self.listing = listing
         self._seats: dict[str, dict[Color, Seat]] = {}
+        self._tokens: dict[str, SeatTokens] = {}  # the only place they are kept
+        self._public: set[str] = set()
+        self._aborted: set[str] = set()
         self._locks: dict[str, asyncio.Lock] = {}
         self._drivers: dict[str, asyncio.Task[None]] = {}
         self._spectators: dict[str, set[asyncio.Queue[dict[str, Any] | None]]] = {}
@@ -67,9 +97,9 @@ class ChessService:
 
     # -- games ----------------------------------------------------------------------------------
 
-    async def create(self, request: CreateGameRequest) -> Game:
-        """A new game; server agents play until a remote one is to move (all of it, if none is:
-        in the background)."""
+    async def create(self, request: CreateGameRequest) -> CreatedGame:
+        """A new game and its tokens; server agents play until a remote one is to move (all of
+        it, if none is: in the background)."""
         configs = {"white": request.white.config("white"), "black": request.black.config("black")}
         seats: dict[Color, Seat] = {}
         try:
@@ -85,13 +115,16 @@ class ChessService:
             close_seats(seats)
             raise
         self._seats[game.game_id] = seats
+        tokens = self._tokens[game.game_id] = SeatTokens.new(request.remote_sides)
+        if request.listed:
+            self._public.add(game.game_id)
         self._forget_gone()
         self._start_sweeping()
         driver = self._drive(game.game_id)
-        if not any(seat.remote for seat in seats.values()):
-            return game
-        await asyncio.wait({driver})  # unlike awaiting it: a client leaving does not cancel it
-        return self.get(game.game_id)
+        if request.remote_sides:
+            await asyncio.wait({driver})  # unlike awaiting it: a client leaving does not cancel it
+            game = self.get(game.game_id)
+        return CreatedGame(game=game, tokens=tokens)
 
     def get(self, game_id: str) -> Game:
         with translated():
@@ -103,8 +136,13 @@ class ChessService:
             return self.games.session_of(game_id)
 
     def summaries(self, status: GameStatus | None) -> list[GameSummary]:
+        """The games ``listing`` shows (all, the public ones, or a ``ListingOffError``)."""
+        if self.listing == "off":
+            raise ListingOffError("this server does not list its games", reason="listing_off")
         summaries = []
         for game in self.games.list_games(status):
+            if self.listing == "public" and game.game_id not in self._public:
+                continue
             try:
                 session = self.games.session_of(game.game_id)
             except GameNotFoundError:
@@ -125,15 +163,21 @@ class ChessService:
                     fen=game.board_state.fen,
                     last_updated=game.last_updated,
                     spectators=session.spectators,
+                    aborted=game.game_id in self._aborted,
                 )
             )
         return summaries
 
-    async def move(self, game_id: str, request: MoveRequest) -> Game:
-        """Play a remote agent's move, then the server agent's replies."""
+    def is_aborted(self, game_id: str) -> bool:
+        return game_id in self._aborted
+
+    async def move(self, game_id: str, request: MoveRequest, token: str) -> Game:
+        """Play the move of the side ``token`` is for, then the server agent's replies."""
+        self.get(game_id)  # an unknown game is 404 before it gets a lock
         async with self._lock(game_id):
             before = self.get(game_id)
-            self._check_remote_turn(before, request.color)
+            color = self._seat_of(before, token, request.color)
+            self._check_turn(before, color)
             with translated():
                 after = await run_in_threadpool(
                     self.games.apply_move, game_id, request.move, request.thinking_time
@@ -142,13 +186,34 @@ class ChessService:
         await asyncio.wait({self._drive(game_id)})  # a client leaving must not stop the agent
         return self.get(game_id)
 
-    async def resign(self, game_id: str, color: Color) -> Game:
+    async def resign(self, game_id: str, token: str, color: Color | None = None) -> Game:
+        """The side ``token`` is for resigns (``color``, if given, must be that side)."""
+        self.get(game_id)
         async with self._lock(game_id):
             before = self.get(game_id)
+            color = self._seat_of(before, token, color)
             with translated():
                 after = await run_in_threadpool(self.games.resign, game_id, color)
             self._publish(before, after)
             return after
+
+    async def abort(self, game_id: str, token: str) -> Game:
+        """The creator stops the game for good: its server agents stop, nobody moves any more
+        (409 "aborted"), spectators get ``game_aborted``. The record stays as it was,
+        unfinished, and leaves memory as idle games do (archived)."""
+        self.get(game_id)
+        async with self._lock(game_id):
+            game = self.get(game_id)
+            if self._holder(game_id, token) != "creator":
+                raise SeatForbiddenError(
+                    f"only the creator's {SEAT_TOKEN_HEADER} aborts game {game_id}",
+                    reason="not_creator",
+                )
+            self._check_playing(game)
+            self._aborted.add(game_id)
+            self._retire_seats(game_id)
+            self._broadcast(game_id, aborted_frame(game))
+            return game
 
     # -- spectators -----------------------------------------------------------------------------
 
@@ -216,23 +281,53 @@ class ChessService:
     def _lock(self, game_id: str) -> asyncio.Lock:
         return self._locks.setdefault(game_id, asyncio.Lock())
 
-    def _check_remote_turn(self, game: Game, color: Color | None) -> None:
+    def _holder(self, game_id: str, token: str) -> Holder | None:
+        tokens = self._tokens.get(game_id)  # none: made outside the service, nobody plays it
+        return None if tokens is None else tokens.holder(token)
+
+    def _seat_of(self, game: Game, token: str, side: Color | None) -> Color:
+        """The side ``token`` plays in ``game``, which must be ``side`` when given; 403
+        otherwise (or for a side the server plays), 409 once the game is over or aborted."""
+        game_id = game.game_id
+        holder = self._holder(game_id, token)
+        if holder is None:
+            raise SeatForbiddenError(
+                f"this {SEAT_TOKEN_HEADER} is not one of game {game_id}'s",
+                reason="wrong_seat_token",
+            )
+        self._check_playing(game)
+        seat = self._seats.get(game_id, REMOTE_SEATS)[side] if side is not None else None
+        if seat is not None and not seat.remote:
+            raise SeatForbiddenError(
+                f"{side} is played by the server's {seat.player} agent in game {game_id}: no "
+                "client moves or resigns for it (the creator may abort the game)",
+                reason="server_seat",
+            )
+        if holder == "creator" or (side is not None and holder != side):
+            raise SeatForbiddenError(
+                f"this {SEAT_TOKEN_HEADER} is the {holder}'s in game {game_id}, not "
+                f"{side or 'a side'}'s",
+                reason="wrong_seat_token",
+            )
+        color: Color = "white" if holder == "white" else "black"
+        return color
+
+    def _check_playing(self, game: Game) -> None:
         if game.is_over:
             raise EpisodeStateError(
                 f"game {game.game_id} is over ({game.status}, {game.result}): no more moves",
                 reason="game_over",
             )
+        if game.game_id in self._aborted:
+            raise EpisodeStateError(
+                f"game {game.game_id} was aborted by its creator: no more moves", reason="aborted"
+            )
+
+    def _check_turn(self, game: Game, color: Color) -> None:
         turn = game.current_turn
-        if color is not None and color != turn:
+        if color != turn:
             raise EpisodeStateError(
                 f"it is {turn}'s turn in game {game.game_id}, not {color}'s", reason="not_your_turn"
-            )
-        seat = self._seats.get(game.game_id, REMOTE_SEATS)[turn]
-        if not seat.remote:
-            raise EpisodeStateError(
-                f"it is {turn}'s turn in game {game.game_id}, played by the server's "
-                f"{seat.player} agent",
-                reason="not_remote_turn",
             )
 
     def _drive(self, game_id: str) -> asyncio.Task[None]:
@@ -294,6 +389,9 @@ class ChessService:
         if driver is not None:
             driver.cancel()
         close_seats(self._seats.pop(game_id, {}))
+        self._tokens.pop(game_id, None)
+        self._public.discard(game_id)
+        self._aborted.discard(game_id)
         self._locks.pop(game_id, None)
 
     def _retire_seats(self, game_id: str) -> None:

@@ -1,6 +1,9 @@
 """The service's own errors, and the state manager's errors translated into them.
 
 - ``UnknownGameError`` (404), ``EngineUnavailableError`` (503)
+- ``MissingSeatTokenError`` (401) and ``SeatForbiddenError`` (403): a seat's move, resignation or
+  the creator's abort without a token, or with one that is not that seat's (code UNAUTHORIZED)
+- ``ListingOffError`` (403): ``GET /games`` on a service whose listing is "off"
 - ``translated()``: a ``with`` block in which ``chess_env.game_store`` and
   ``chess_env.move_parsing`` errors become ``envkit.server`` errors (status, code and reason)
 """
@@ -21,7 +24,14 @@ from envkit.server.errors import (
     UnknownSessionError,
 )
 
-__all__ = ["EngineUnavailableError", "UnknownGameError", "translated"]
+__all__ = [
+    "EngineUnavailableError",
+    "ListingOffError",
+    "MissingSeatTokenError",
+    "SeatForbiddenError",
+    "UnknownGameError",
+    "translated",
+]
 
 
 class UnknownGameError(UnknownSessionError):
@@ -33,6 +43,28 @@ class EngineUnavailableError(ServiceError):
 
     code = ErrorCode.EXECUTION_ERROR
     status = 503
+
+
+class MissingSeatTokenError(ServiceError):
+    """A request that acts for a seat (or the creator) came without its token."""
+
+    code = ErrorCode.UNAUTHORIZED
+    status = 401
+
+
+class SeatForbiddenError(ServiceError):
+    """The token is not the one of the seat the request acts for (another seat's, the
+    creator's for a move, or nobody's), or the seat is played by the server."""
+
+    code = ErrorCode.UNAUTHORIZED
+    status = 403
+
+
+class ListingOffError(ServiceError):
+    """The operator turned the listing of games off (``listing="off"``)."""
+
+    code = ErrorCode.UNAUTHORIZED
+    status = 403
 
 
 @contextlib.contextmanager

@@ -1,9 +1,10 @@
 """The events router: ``WS /games/{id}/events``, a spectator's stream of one game.
 
 The game as it is (``chess_env.service.frames.snapshot_frames``), then ``move_made`` and
-``game_ended`` frames; client messages are ignored. The server closes the socket after
-``game_ended`` (1000), when the game leaves memory (1001), or at once for an unknown game (an
-``error`` frame, then 1008).
+``game_ended`` (or ``game_aborted``) frames. The socket is read-only: client messages are
+ignored, whatever they say. The server closes it after ``game_ended`` or ``game_aborted``
+(1000), when the game leaves memory (1001), or at once for an unknown game (an ``error`` frame,
+then 1008).
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect
 
 from chess_env.service.dependencies import Service
-from chess_env.service.frames import ended_frame, snapshot_frames
+from chess_env.service.frames import aborted_frame, ended_frame, snapshot_frames
 from envkit.server.errors import ServiceError, error_payload
 
 __all__ = ["events_router"]
 
 CLOSE_GOING_AWAY = 1001
 CLOSE_POLICY_VIOLATION = 1008
+FINAL_FRAMES = ("game_ended", "game_aborted")  # nothing follows them: the socket closes
 
 events_router = APIRouter(tags=["Events"])
 
@@ -41,8 +43,9 @@ async def game_events(websocket: WebSocket, game_id: str, service: Service) -> N
     try:
         for frame in snapshot_frames(game):
             await _send(websocket, frame)
-        if game.is_over:
-            await _send(websocket, ended_frame(game))
+        if game.is_over or service.is_aborted(game_id):
+            final = ended_frame(game) if game.is_over else aborted_frame(game)
+            await _send(websocket, final)
             await websocket.close()
             return
         await _forward(websocket, queue, left, len(game.move_history))
@@ -76,7 +79,7 @@ async def _forward(
                 continue
             seen = event["data"]["ply"]
         await _send(websocket, event)
-        if event["type"] == "game_ended":
+        if event["type"] in FINAL_FRAMES:
             await websocket.close()
             return
 

@@ -5,6 +5,7 @@
 - ``move_made_frame(game)``: the game's last move
 - ``ended_frame(game)``: how the game ended, with its PGN when that is at most ``MAX_FRAME_PGN``
   characters (null otherwise: ``GET /games/{id}/pgn`` has it)
+- ``aborted_frame(game)``: the creator stopped the game at this ply
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from chess_env.game import Game
 __all__ = [
     "HISTORY_PAGE",
     "MAX_FRAME_PGN",
+    "aborted_frame",
     "ended_frame",
     "move_made_frame",
     "snapshot_frames",
@@ -79,3 +81,11 @@ def ended_frame(game: Game) -> dict[str, Any]:
         "pgn": pgn if len(pgn) <= MAX_FRAME_PGN else None,
     }
     return {"type": "game_ended", "data": data}
+
+
+def aborted_frame(game: Game) -> dict[str, Any]:
+    """The creator stopped ``game`` at its current ply; no move follows."""
+    return {
+        "type": "game_aborted",
+        "data": {"game_id": game.game_id, "ply": len(game.move_history)},
+    }

@@ -1,7 +1,9 @@
-"""The games router: create, list, read (record, session, PGN) and resign.
+"""The games router: create, list, read (record, session, PGN), resign and abort.
 
-- ``POST /games``, ``GET /games[?status=]``, ``GET /games/{id}``, ``GET /games/{id}/session``,
-  ``GET /games/{id}/pgn``, ``POST /games/{id}/resign``
+- ``POST /games`` (the game and its seat tokens), ``GET /games[?status=]`` (as the service's
+  ``listing`` allows), ``GET /games/{id}``, ``GET /games/{id}/session``, ``GET /games/{id}/pgn``
+  (anyone who knows the id), ``POST /games/{id}/resign`` (a seat's token),
+  ``POST /games/{id}/abort`` (the creator's token)
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from fastapi import APIRouter, Query
 from fastapi.responses import PlainTextResponse
 
 from chess_env.game import Game, GameSession, GameStatus
-from chess_env.service.dependencies import NOT_FOUND, NOT_NOW, Service
-from chess_env.service.models import CreateGameRequest, GameSummary, ResignRequest
+from chess_env.service.dependencies import NOT_FOUND, NOT_NOW, SEAT_REFUSALS, SeatToken, Service
+from chess_env.service.models import CreatedGame, CreateGameRequest, GameSummary, ResignRequest
 from envkit.server.models import ErrorResponse
 
 __all__ = ["games_router"]
@@ -24,15 +26,20 @@ games_router = APIRouter(tags=["Games"])
 @games_router.post(
     "/games",
     status_code=201,
-    response_model=Game,
+    response_model=CreatedGame,
     responses={503: {"model": ErrorResponse, "description": "Stockfish is not installed"}},
-    summary="Start a game between two agents",
+    summary="Start a game between two agents; the only reply with its seat tokens",
 )
-async def create_game(request: CreateGameRequest, service: Service) -> Game:
+async def create_game(request: CreateGameRequest, service: Service) -> CreatedGame:
     return await service.create(request)
 
 
-@games_router.get("/games", response_model=list[GameSummary], summary="The games in memory")
+@games_router.get(
+    "/games",
+    response_model=list[GameSummary],
+    responses={403: {"model": ErrorResponse, "description": "Listing is off on this server"}},
+    summary="The games in memory (all, the public ones, or none, as the server is set)",
+)
 def list_games(
     service: Service,
     status: Annotated[GameStatus | None, Query(description="Only games with this status")] = None,
@@ -68,8 +75,18 @@ def game_pgn(game_id: str, service: Service) -> str:
 @games_router.post(
     "/games/{game_id}/resign",
     response_model=Game,
-    responses={**NOT_FOUND, **NOT_NOW},
-    summary="One side resigns",
+    responses={**SEAT_REFUSALS, **NOT_FOUND, **NOT_NOW},
+    summary="The side whose seat token is sent resigns",
 )
-async def resign(game_id: str, request: ResignRequest, service: Service) -> Game:
-    return await service.resign(game_id, request.color)
+async def resign(game_id: str, request: ResignRequest, token: SeatToken, service: Service) -> Game:
+    return await service.resign(game_id, token, request.color)
+
+
+@games_router.post(
+    "/games/{game_id}/abort",
+    response_model=Game,
+    responses={**SEAT_REFUSALS, **NOT_FOUND, **NOT_NOW},
+    summary="The creator stops the game for good; the record stays unfinished",
+)
+async def abort(game_id: str, token: SeatToken, service: Service) -> Game:
+    return await service.abort(game_id, token)

@@ -4,30 +4,37 @@
   ``chess_env.players`` that the server makes) and the ``AgentConfig`` fields the game records
 - ``CreateGameRequest``, ``MoveRequest``, ``ResignRequest``: the bodies of ``POST /games``,
   ``POST /games/{id}/moves`` and ``POST /games/{id}/resign``
-- ``GameSummary``: one game in ``GET /games``
+- ``CreatedGame``: the answer to ``POST /games``, the only one that carries the seat tokens
+- ``GameSummary``: one game in ``GET /games``; ``Listing``: which games ``GET /games`` shows
 """
 
 from __future__ import annotations
 
 import re
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from chess_env.errors import PlayerSpecError
-from chess_env.game import AgentConfig, Color, GameResult, GameStatus, Termination
+from chess_env.game import AgentConfig, Color, Game, GameResult, GameStatus, Termination
 from chess_env.players import check_player, parse_player
+from chess_env.service.tokens import SEAT_TOKEN_HEADER, SeatTokens
 
 __all__ = [
     "REMOTE",
     "AgentSpec",
     "CreateGameRequest",
+    "CreatedGame",
     "GameSummary",
+    "Listing",
     "MoveRequest",
     "ResignRequest",
 ]
 
 REMOTE = "remote"  # the player of a side that a client moves for
+# Which games GET /games shows: every game, those created public, or none (403).
+Listing = Literal["all", "public", "off"]
 _UCI_MOVE = re.compile(r"^[a-h][1-8][a-h][1-8][qrbn]?$")
 _SAN_MOVE = re.compile(
     r"^(?:[NBRQK]?[a-h]?[1-8]?x?[a-h][1-8](?:=?[QRBN])?|O-O(?:-O)?|0-0(?:-0)?)[+#]?$"
@@ -149,6 +156,36 @@ class CreateGameRequest(BaseModel):
     white: AgentSpec = Field(description="The agent playing white")
     black: AgentSpec = Field(description="The agent playing black")
     fen: str | None = Field(None, max_length=100, description="Start position in FEN")
+    public: bool | None = Field(
+        None,
+        description=(
+            "Whether GET /games lists the game when the server lists public games only "
+            "(default: true when the server plays both sides, false when a client plays one). "
+            "A private game is still readable by its id"
+        ),
+    )
+
+    @property
+    def remote_sides(self) -> list[Color]:
+        """The sides a client plays."""
+        sides: list[tuple[Color, AgentSpec]] = [("white", self.white), ("black", self.black)]
+        return [color for color, spec in sides if spec.player == REMOTE]
+
+    @property
+    def listed(self) -> bool:
+        """``public``, or its default: only games that no client plays are listed."""
+        return not self.remote_sides if self.public is None else self.public
+
+
+class CreatedGame(BaseModel):
+    """The answer to ``POST /games``: the game, and its tokens, which no other reply carries.
+
+    Each side a client plays sends its token in the ``X-Seat-Token`` header to move and resign;
+    the creator's token aborts the game. They are not shown again: keep them.
+    """
+
+    game: Game = Field(description="The game, after the server's first move if it plays white")
+    tokens: SeatTokens = Field(description=f"The secrets for the {SEAT_TOKEN_HEADER} header")
 
 
 class MoveRequest(BaseModel):
@@ -171,7 +208,11 @@ class MoveRequest(BaseModel):
 
     move: str = Field(max_length=10, description="UCI (e2e4, e7e8q) or SAN (Nf3, O-O, exd5)")
     color: Color | None = Field(
-        None, description="The side the client plays; 409 when it is not that side's turn"
+        None,
+        description=(
+            "The side the client plays (default: the seat token's); 403 when the token is not "
+            "that side's, 409 when it is not that side's turn"
+        ),
     )
     thinking_time: float = Field(
         0.0, ge=0, allow_inf_nan=False, description="Seconds the agent took (recorded as is)"
@@ -186,7 +227,7 @@ class MoveRequest(BaseModel):
 
 
 class ResignRequest(BaseModel):
-    """The side giving up.
+    """The side giving up (by default the seat token's; 403 when the token is not its).
 
     Example:
         >>> ResignRequest.model_validate({"color": "black"})
@@ -195,7 +236,9 @@ class ResignRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    color: Color = Field(description="The side that resigns; the other wins")
+    color: Color | None = Field(
+        None, description="The side that resigns (default: the seat token's); the other wins"
+    )
 
 
 class GameSummary(BaseModel):
@@ -207,7 +250,7 @@ class GameSummary(BaseModel):
         >>> games = StateManager()
         >>> _ = games.create_game(AgentSpec(player="remote", name="Me").config("white"),
         ...                       AgentSpec(player="remote", name="You").config("black"))
-        >>> [summary] = ChessService(games).summaries(status=None)
+        >>> [summary] = ChessService(games, listing="all").summaries(status=None)
         >>> summary.white, summary.black_player, summary.status, summary.current_turn, summary.ply
         ('Me', 'remote', 'in_progress', 'white', 0)
     """
@@ -225,3 +268,4 @@ class GameSummary(BaseModel):
     fen: str = Field(description="The position now")
     last_updated: datetime = Field(description="The latest change")
     spectators: int = Field(description="Spectators connected now (as the game's session says)")
+    aborted: bool = Field(description="Aborted by its creator: nobody moves any more")

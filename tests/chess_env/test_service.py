@@ -27,6 +27,7 @@ from chess_env.service import create_chess_service_app
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 from registered_player import registered
+from service_seats import abort, create, move, resign, seat
 
 REMOTE = {"player": "remote", "name": "Client"}
 RANDOM = {"player": "random", "name": "Randy", "seed": 7}
@@ -36,18 +37,8 @@ HAS_STOCKFISH = bool(shutil.which("stockfish") or shutil.which("/usr/games/stock
 
 @pytest.fixture
 def client() -> Iterator[TestClient]:
-    with TestClient(create_chess_service_app()) as client:
+    with TestClient(create_chess_service_app(listing="all")) as client:
         yield client
-
-
-def create(client: TestClient, white: dict[str, Any], black: dict[str, Any], **extra: Any) -> Any:
-    response = client.post("/games", json={"white": white, "black": black, **extra})
-    assert response.status_code == 201, response.text
-    return response.json()
-
-
-def move(client: TestClient, game_id: str, text: str, **extra: Any) -> Any:
-    return client.post(f"/games/{game_id}/moves", json={"move": text, **extra})
 
 
 def receive_game(ws: WebSocketTestSession) -> Game:
@@ -145,29 +136,33 @@ def test_text_that_is_neither_uci_nor_san_is_422(client: TestClient, text: str) 
     assert response.json()["errors"][0]["loc"] == ["body", "move"]
 
 
-def test_wrong_turn_and_server_turn_and_game_over_are_409(client: TestClient) -> None:
-    game_id = create(client, REMOTE, RANDOM)["game_id"]
+def test_wrong_turn_and_server_side_and_game_over_are_refused(client: TestClient) -> None:
+    game_id = create(client, REMOTE, REMOTE)["game_id"]
     wrong = move(client, game_id, "e7e5", color="black")
     assert wrong.status_code == 409 and wrong.json()["reason"] == "not_your_turn"
 
-    greedy_white = create(client, {"player": "greedy", "name": "G"}, REMOTE)
-    # Black is to move; nobody may move for the server's white agent (even by naming white).
-    server_turn = move(client, greedy_white["game_id"], "e2e4", color="white")
-    assert server_turn.status_code == 409 and server_turn.json()["reason"] == "not_your_turn"
+    greedy_white = create(client, {"player": "greedy", "name": "G"}, REMOTE)["game_id"]
+    # Nobody may move for the server's white agent, even black's owner naming white.
+    headers = seat(greedy_white, "black")
+    body = {"move": "e7e5", "color": "white"}
+    server_side = client.post(f"/games/{greedy_white}/moves", json=body, headers=headers)
+    assert server_side.status_code == 403 and server_side.json()["reason"] == "server_seat"
 
-    assert client.post(f"/games/{game_id}/resign", json={"color": "white"}).status_code == 200
-    over = move(client, game_id, "e2e4")
+    assert resign(client, game_id, "white").status_code == 200
+    over = move(client, game_id, "e2e4", color="white")
     assert over.status_code == 409 and over.json()["reason"] == "game_over"
 
 
-def test_a_server_agents_turn_is_409_for_clients(client: TestClient) -> None:
-    game_id = create(client, RANDOM, {**RANDOM, "name": "Other"})["game_id"]
-    response = move(client, game_id, "e2e4")
-    assert response.status_code == 409  # the server plays both sides (or has finished already)
-    assert response.json()["reason"] in ("not_remote_turn", "game_over")
-    resigned = client.post(f"/games/{game_id}/resign", json={"color": "black"})  # stops the play
-    assert resigned.status_code in (200, 409)
-    assert client.get(f"/games/{game_id}").json()["status"] != "in_progress"
+def test_a_game_the_server_plays_has_only_a_creator_token(client: TestClient) -> None:
+    created = client.post("/games", json={"white": RANDOM, "black": {**RANDOM, "name": "B"}})
+    tokens = created.json()["tokens"]
+    assert tokens["white"] is None and tokens["black"] is None and tokens["creator"]
+    game_id = created.json()["game"]["game_id"]
+    headers = {"X-Seat-Token": tokens["creator"]}
+    response = client.post(f"/games/{game_id}/moves", json={"move": "e2e4"}, headers=headers)
+    assert response.status_code == 403  # the creator does not play
+    stopped = client.post(f"/games/{game_id}/abort", headers=headers)
+    assert stopped.status_code in (200, 409)  # 409: the game was over already
 
 
 def test_unknown_game_is_404_naming_it(client: TestClient) -> None:
@@ -175,8 +170,9 @@ def test_unknown_game_is_404_naming_it(client: TestClient) -> None:
     for response in (
         client.get(f"/games/{missing}"),
         client.get(f"/games/{missing}/pgn"),
-        move(client, missing, "e2e4"),
-        client.post(f"/games/{missing}/resign", json={"color": "white"}),
+        move(client, missing, "e2e4", color="white"),
+        resign(client, missing, "white"),
+        abort(client, missing),
     ):
         assert response.status_code == 404
         assert missing in response.json()["detail"] and response.json()["reason"] == "unknown_game"
@@ -206,7 +202,7 @@ def test_agent_config_fields_are_recorded(client: TestClient) -> None:
 def test_list_and_filter_by_status(client: TestClient) -> None:
     first = create(client, REMOTE, RANDOM)["game_id"]
     second = create(client, REMOTE, REMOTE)["game_id"]
-    client.post(f"/games/{second}/resign", json={"color": "black"})
+    resign(client, second, "black")
     listed = client.get("/games").json()
     assert [g["game_id"] for g in listed] == [first, second]
     assert listed[0]["white_player"] == "remote" and listed[0]["black_player"] == "random"
@@ -233,13 +229,16 @@ def test_pgn_export_parses_and_replays(client: TestClient) -> None:
 
 @pytest.mark.parametrize(("color", "result"), [("white", "black_wins"), ("black", "white_wins")])
 def test_resign_ends_the_game(client: TestClient, color: str, result: str) -> None:
-    game_id = create(client, REMOTE, RANDOM)["game_id"]
+    game_id = create(client, REMOTE, REMOTE)["game_id"]
     move(client, game_id, "e4")
-    game = client.post(f"/games/{game_id}/resign", json={"color": color}).json()
+    game = resign(client, game_id, color).json()
     assert (game["status"], game["result"], game["termination"]) == ("resigned", result, "resigned")
-    again = client.post(f"/games/{game_id}/resign", json={"color": color})
+    again = resign(client, game_id, color)
     assert again.status_code == 409 and again.json()["reason"] == "game_over"
-    assert client.post(f"/games/{game_id}/resign", json={"color": "red"}).status_code == 422
+    red = client.post(
+        f"/games/{game_id}/resign", json={"color": "red"}, headers=seat(game_id, color)
+    )
+    assert red.status_code == 422
     header = "0-1" if result == "black_wins" else "1-0"
     assert f'[Result "{header}"]' in client.get(f"/games/{game_id}/pgn").text
 
@@ -285,14 +284,14 @@ def test_spectators_see_server_agents_moves(client: TestClient) -> None:
         move(client, game_id, "e4")
         frames = [ws.receive_json(), ws.receive_json()]
         assert [f["data"]["player"] for f in frames] == ["white", "black"]
-        client.post(f"/games/{game_id}/resign", json={"color": "white"})
+        resign(client, game_id, "white")
         ended = ws.receive_json()
         assert ended["type"] == "game_ended" and ended["data"]["result"] == "black_wins"
 
 
 def test_spectating_a_finished_or_unknown_game(client: TestClient) -> None:
     game_id = create(client, REMOTE, REMOTE)["game_id"]
-    client.post(f"/games/{game_id}/resign", json={"color": "black"})
+    resign(client, game_id, "black")
     with client.websocket_connect(f"/games/{game_id}/events") as ws:
         assert receive_game(ws).status == "resigned"
         assert [f["type"] for f in events_until_end(ws)] == ["game_ended"]
@@ -351,7 +350,7 @@ def test_games_are_archived_on_shutdown(tmp_path: Path) -> None:
 
 
 def test_eviction_drops_the_oldest_game_and_archives_it(tmp_path: Path) -> None:
-    app = create_chess_service_app(archive_dir=tmp_path, max_games=2)
+    app = create_chess_service_app(archive_dir=tmp_path, max_games=2, listing="all")
     with TestClient(app) as client:
         first, second, third = (create(client, REMOTE, RANDOM)["game_id"] for _ in range(3))
         assert [g["game_id"] for g in client.get("/games").json()] == [second, third]
@@ -361,10 +360,11 @@ def test_eviction_drops_the_oldest_game_and_archives_it(tmp_path: Path) -> None:
 
 
 def test_eviction_prefers_finished_games(tmp_path: Path) -> None:
-    with TestClient(create_chess_service_app(archive_dir=tmp_path, max_games=2)) as client:
+    app = create_chess_service_app(archive_dir=tmp_path, max_games=2, listing="all")
+    with TestClient(app) as client:
         first = create(client, REMOTE, RANDOM)["game_id"]
         second = create(client, REMOTE, REMOTE)["game_id"]
-        client.post(f"/games/{second}/resign", json={"color": "white"})  # archived as it ends
+        resign(client, second, "white")  # archived as it ends
         with client.websocket_connect(f"/games/{first}/events") as ws:
             assert receive_game(ws).game_id == first
             third = create(client, REMOTE, RANDOM)["game_id"]

@@ -29,6 +29,7 @@ from chess_env.service import create_chess_service_app
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 from registered_player import registered
+from service_seats import create, move
 
 REMOTE = {"player": "remote", "name": "Client"}
 BAD = {"player": "faulty", "name": "Faulty"}  # the player registered by the client fixture
@@ -64,12 +65,6 @@ def client() -> Iterator[TestClient]:
         yield client
 
 
-def create(client: TestClient, white: dict[str, Any], black: dict[str, Any]) -> Any:
-    response = client.post("/games", json={"white": white, "black": black})
-    assert response.status_code == 201, response.text
-    return response.json()
-
-
 def frames_until_end(ws: WebSocketTestSession) -> list[dict[str, Any]]:
     frames = [ws.receive_json()]
     while frames[-1]["type"] != "game_ended":
@@ -101,7 +96,7 @@ def test_a_failing_reply_ends_the_game_and_the_move_gets_the_ended_game(
     with client.websocket_connect(f"/games/{game_id}/events") as ws:
         assert ws.receive_json()["type"] == "snapshot"
         with caplog.at_level(logging.ERROR, logger="chess_env.service"):
-            response = client.post(f"/games/{game_id}/moves", json={"move": "e4"})
+            response = move(client, game_id, "e4", color="white")
         assert response.status_code == 200, response.text
         game = response.json()
         assert_resigned_by_error(game, loser="black")
@@ -119,7 +114,7 @@ def test_a_failing_reply_ends_the_game_and_the_move_gets_the_ended_game(
     assert client.get(f"/games/{game_id}").json() == game
     assert client.get(f"/games/{game_id}/session").json()["is_active"] is False
     assert len(Faulty.closed) == 1  # released as the game ended, not when it leaves memory
-    again = client.post(f"/games/{game_id}/moves", json={"move": "d4"})
+    again = move(client, game_id, "d4", color="white")
     assert again.status_code == 409 and again.json()["reason"] == "game_over"
 
 
@@ -176,7 +171,7 @@ def test_an_engine_process_that_dies_resigns_for_its_side(
     with TestClient(create_chess_service_app()) as client:
         game_id = create(client, REMOTE, {"player": "stockfish:1", "name": "SF"})["game_id"]
         with caplog.at_level(logging.ERROR, logger="chess_env.service"):
-            response = client.post(f"/games/{game_id}/moves", json={"move": "e4"})
+            response = move(client, game_id, "e4", color="white")
         assert response.status_code == 200, response.text
         assert_resigned_by_error(response.json(), loser="black")
     assert "EngineTerminatedError" in caplog.text

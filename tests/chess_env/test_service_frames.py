@@ -6,8 +6,9 @@ from __future__ import annotations
 import io
 import json
 import random
-from collections.abc import Iterator
+import sys
 from itertools import count
+from pathlib import Path
 from typing import Any
 
 import chess.pgn
@@ -15,17 +16,18 @@ import pytest
 from fastapi.testclient import TestClient
 from starlette.testclient import WebSocketTestSession
 
-from chess_env.game import AgentConfig, Game, validate_game_state
+from chess_env.game import Game, validate_game_state
 from chess_env.game_store import StateManager
 from chess_env.rules import ChessGame
 from chess_env.service import create_chess_service_app
 from chess_env.service import frames as service_frames
 
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+from service_seats import create, move, resign
+
 FRAME_LIMIT = 64 * 1024
 LONG = 320  # plies: four history frames
 AGENT = {"personality": "balanced", "model_name": "m", "system_prompt": "Play well."}
-WHITE = AgentConfig(agent_id="white", name="White", **AGENT)
-BLACK = AgentConfig(agent_id="black", name="Black", **AGENT)
 
 
 def long_random_line(plies: int) -> list[str]:
@@ -37,15 +39,6 @@ def long_random_line(plies: int) -> list[str]:
         if not game.is_over:
             return moves
     raise AssertionError("unreachable")
-
-
-@pytest.fixture(scope="module")
-def long_game() -> Iterator[tuple[StateManager, Game]]:
-    manager = StateManager()
-    game_id = manager.create_game(WHITE, BLACK).game_id
-    for uci in long_random_line(LONG):
-        manager.apply_move(game_id, uci, thinking_time=0.25)
-    yield manager, manager.get_game(game_id)
 
 
 def receive(ws: WebSocketTestSession, frames: list[str]) -> dict[str, Any]:
@@ -65,27 +58,26 @@ def rebuild(ws: WebSocketTestSession, frames: list[str]) -> Game:
     return Game.model_validate({**snapshot["data"]["game"], "move_history": moves})
 
 
-def test_a_long_game_comes_in_pages_under_64_kb_and_rebuilds_exactly(
-    long_game: tuple[StateManager, Game],
-) -> None:
-    manager, game = long_game
-    assert len(game.move_history) == LONG and not game.is_over
-    assert len(game.model_dump_json()) > FRAME_LIMIT  # one frame could not hold it
-    frames: list[str] = []
-    with (
-        TestClient(create_chess_service_app(manager)) as client,
-        client.websocket_connect(f"/games/{game.game_id}/events") as ws,
-    ):
-        rebuilt = rebuild(ws, frames)
-        assert rebuilt == game and validate_game_state(rebuilt) == []
-        assert len(frames) == 1 + 4  # the snapshot and ceil(320 / 100) pages
-        next_move = {"move": game.board_state.legal_moves[0]}
-        after = client.post(f"/games/{game.game_id}/moves", json=next_move)
-        assert after.status_code == 200, after.text
-        moved = receive(ws, frames)
-        assert moved["type"] == "move_made" and moved["data"]["ply"] == LONG + 1
-        client.post(f"/games/{game.game_id}/resign", json={"color": "white"})
-        ended = receive(ws, frames)
+def test_a_long_game_comes_in_pages_under_64_kb_and_rebuilds_exactly() -> None:
+    manager, frames = StateManager(), list[str]()
+    with TestClient(create_chess_service_app(manager)) as client:
+        players = [{"player": "remote", "name": name, **AGENT} for name in ("White", "Black")]
+        game_id = create(client, *players)["game_id"]
+        for uci in long_random_line(LONG):  # straight into the store: quicker than HTTP
+            manager.apply_move(game_id, uci, thinking_time=0.25)
+        game = manager.get_game(game_id)
+        assert len(game.move_history) == LONG and not game.is_over
+        assert len(game.model_dump_json()) > FRAME_LIMIT  # one frame could not hold it
+        with client.websocket_connect(f"/games/{game_id}/events") as ws:
+            rebuilt = rebuild(ws, frames)
+            assert rebuilt == game and validate_game_state(rebuilt) == []
+            assert len(frames) == 1 + 4  # the snapshot and ceil(320 / 100) pages
+            after = move(client, game_id, game.board_state.legal_moves[0])
+            assert after.status_code == 200, after.text
+            moved = receive(ws, frames)
+            assert moved["type"] == "move_made" and moved["data"]["ply"] == LONG + 1
+            resign(client, game_id, "white")
+            ended = receive(ws, frames)
     assert ended["type"] == "game_ended"
     pgn = chess.pgn.read_game(io.StringIO(ended["data"]["pgn"]))
     assert pgn is not None
@@ -106,9 +98,7 @@ def test_the_largest_agent_texts_still_fit_one_snapshot_frame() -> None:
         "system_prompt": widest * 4000,
     }
     with TestClient(create_chess_service_app()) as client:
-        created = client.post("/games", json={"white": spec, "black": spec})
-        assert created.status_code == 201, created.text
-        game_id = created.json()["game_id"]
+        game_id = create(client, spec, spec)["game_id"]
         with client.websocket_connect(f"/games/{game_id}/events") as ws:
             frame = ws.receive_text()
         assert len(frame.encode()) < FRAME_LIMIT
@@ -125,10 +115,10 @@ def test_a_pgn_too_large_for_a_frame_is_left_to_the_pgn_route(
     monkeypatch.setattr(service_frames, "MAX_FRAME_PGN", 10)
     remote = {"player": "remote", "name": "R"}
     with TestClient(create_chess_service_app()) as client:
-        game_id = client.post("/games", json={"white": remote, "black": remote}).json()["game_id"]
+        game_id = create(client, remote, remote)["game_id"]
         with client.websocket_connect(f"/games/{game_id}/events") as ws:
             assert ws.receive_json()["type"] == "snapshot"
-            client.post(f"/games/{game_id}/resign", json={"color": "black"})
+            resign(client, game_id, "black")
             ended = ws.receive_json()
         assert ended["type"] == "game_ended" and ended["data"]["pgn"] is None
         assert ended["data"]["result"] == "white_wins"

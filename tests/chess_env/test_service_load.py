@@ -56,6 +56,7 @@ class Record:
     index: int
     kind: str
     game_id: str = ""
+    tokens: dict[str, str | None] = field(default_factory=dict)  # POST /games gave them
     sent: list[str] = field(default_factory=list)  # the client's moves, in UCI
     snapshot_moves: list[str] = field(default_factory=list)
     streamed: list[dict[str, Any]] = field(default_factory=list)  # move_made data
@@ -116,14 +117,15 @@ async def play(http: httpx.AsyncClient, record: Record, game: dict[str, Any]) ->
     rng = random.Random(record.index)
     while game["status"] == "in_progress":
         url = f"/games/{record.game_id}"
+        headers = {"X-Seat-Token": str(record.tokens[game["current_turn"]])}
         if len(game["move_history"]) >= PLY_CAP:
-            response = await http.post(f"{url}/resign", json={"color": game["current_turn"]})
+            response = await http.post(f"{url}/resign", json={}, headers=headers)
         else:
             uci = rng.choice(game["board_state"]["legal_moves"])
             board = chess.Board(game["board_state"]["fen"])
             text = uci if len(record.sent) % 2 else board.san(chess.Move.from_uci(uci))
             record.sent.append(uci)
-            response = await http.post(f"{url}/moves", json={"move": text})
+            response = await http.post(f"{url}/moves", json={"move": text}, headers=headers)
         assert response.status_code == 200, response.text
         game = response.json()
 
@@ -138,13 +140,14 @@ async def run(address: str, record: Record) -> None:
     async with client(address) as http:
         created = await http.post("/games", json=record.request())
         assert created.status_code == 201, created.text
-        record.game_id = created.json()["game_id"]
+        record.game_id = created.json()["game"]["game_id"]
+        record.tokens = created.json()["tokens"]
         url = f"ws://{address}/games/{record.game_id}/events"
         async with connect(url, compression=None) as ws:  # deflate: CPU on both sides
             await read_snapshot(ws, record)
             watching = asyncio.ensure_future(spectate(ws, record))
             if record.kind != "server":
-                await play(http, record, created.json())
+                await play(http, record, created.json()["game"])
             await watching
 
 
@@ -184,7 +187,8 @@ def check_game(record: Record, game: Game) -> None:
 
 
 def test_100_concurrent_games_to_the_end_then_the_101st_evicts_one(tmp_path: Path) -> None:
-    app = create_chess_service_app(StateManager(max_games=MAX_GAMES, archive_dir=tmp_path))
+    manager = StateManager(max_games=MAX_GAMES, archive_dir=tmp_path)
+    app = create_chess_service_app(manager, listing="all")
     records = [Record(index, KINDS[index % len(KINDS)]) for index in range(MAX_GAMES)]
     with live_address(app) as address:
 
@@ -205,7 +209,7 @@ def test_100_concurrent_games_to_the_end_then_the_101st_evicts_one(tmp_path: Pat
                     for game_id in finals
                     if (await http.get(f"/games/{game_id}")).status_code == 404
                 ]
-                return finals, listing, (extra.json()["game_id"], after), gone
+                return finals, listing, (extra.json()["game"]["game_id"], after), gone
 
         finals, listing, (extra_id, after), gone = asyncio.run(scenario())
         lines = (tmp_path / "games.jsonl").read_text().splitlines()  # before shutdown adds more

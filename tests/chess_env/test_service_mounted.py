@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import chess.pgn
@@ -10,21 +11,17 @@ from fastapi.testclient import TestClient
 from chess_env.server import SERVICE_PATH, create_chess_app
 from chess_env.service import ChessService
 
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+from service_seats import create, move
+
 
 def test_service_routes_sit_next_to_the_openenv_routes(tmp_path: Path) -> None:
     app = create_chess_app(archive_dir=tmp_path)
     with TestClient(app) as client:
         assert client.get("/health").json() == {"status": "healthy"}
-        created = client.post(
-            "/service/games",
-            json={
-                "white": {"player": "remote", "name": "Ann"},
-                "black": {"player": "random", "name": "Bot"},
-            },
-        )
-        assert created.status_code == 201, created.text
-        game_id = created.json()["game_id"]
-        moved = client.post(f"/service/games/{game_id}/moves", json={"move": "e4"})
+        ann, bot = {"player": "remote", "name": "Ann"}, {"player": "random", "name": "Bot"}
+        game_id = create(client, ann, bot, prefix=SERVICE_PATH)["game_id"]
+        moved = move(client, game_id, "e4", color="white", prefix=SERVICE_PATH)
         assert moved.status_code == 200, moved.text
         assert len(moved.json()["move_history"]) == 2  # the random player replied
         session = client.post("/reset", json={"seed": 1}).json()["session_id"]
@@ -45,7 +42,7 @@ def test_the_mounted_service_sweeps_idle_games_until_shutdown(tmp_path: Path) ->
     service: ChessService = mount.app.state.chess_service  # type: ignore[attr-defined]
     with TestClient(app) as client:
         remote = {"player": "remote", "name": "R"}
-        client.post("/service/games", json={"white": remote, "black": remote})
+        create(client, remote, remote, prefix=SERVICE_PATH)
         sweeper = service._sweeper  # started by the first game: a mounted lifespan never runs
         assert sweeper is not None and not sweeper.done()
     assert sweeper.cancelled()  # the parent's shutdown closed the service

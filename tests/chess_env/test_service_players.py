@@ -20,6 +20,7 @@ from chess_env.service import create_chess_service_app
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 from registered_player import REFUSED_BY_SERVERS, registered
+from service_seats import create, move
 from stockfish_binary import needs_stockfish
 
 REMOTE = {"player": "remote", "name": "Client"}
@@ -27,7 +28,7 @@ REMOTE = {"player": "remote", "name": "Client"}
 
 @pytest.fixture
 def client() -> Iterator[TestClient]:
-    with TestClient(create_chess_service_app()) as client:
+    with TestClient(create_chess_service_app(listing="all")) as client:
         yield client
 
 
@@ -47,12 +48,10 @@ def refused(client: TestClient, white: dict[str, Any], black: dict[str, Any]) ->
 )
 def test_a_served_spec_plays_its_side(client: TestClient, spec: str, kind: str) -> None:
     server = {"player": spec, "name": "Server", "seed": 3}  # a seed for any server-made player
-    created = client.post("/games", json={"white": server, "black": REMOTE})
-    assert created.status_code == 201, created.text
-    game = created.json()
+    game = create(client, server, REMOTE)
     assert len(game["move_history"]) == 1  # it opened at once
     assert (game["white"]["model_name"], game["white"]["personality"]) == (spec, kind)
-    moved = client.post(f"/games/{game['game_id']}/moves", json={"move": "e6", "color": "black"})
+    moved = move(client, game["game_id"], "e6", color="black")
     assert moved.status_code == 200, moved.text
     assert [m["player"] for m in moved.json()["move_history"]] == ["white", "black", "white"]
     [summary] = client.get("/games").json()

@@ -25,6 +25,8 @@ from chess_env.service.frames import HISTORY_PAGE
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 from registered_player import registered
+from service_seats import create as create_game
+from service_seats import move, resign
 
 REMOTE = {"player": "remote", "name": "Client"}
 RANDOM = {"player": "recorded", "name": "Randy", "seed": 7}  # a random player, see recorded()
@@ -60,9 +62,7 @@ def recorded() -> Iterator[None]:
 
 
 def create(client: TestClient, white: dict[str, Any], black: dict[str, Any]) -> str:
-    response = client.post("/games", json={"white": white, "black": black})
-    assert response.status_code == 201, response.text
-    return str(response.json()["game_id"])
+    return str(create_game(client, white, black)["game_id"])
 
 
 def session(client: TestClient, game_id: str) -> Any:
@@ -92,7 +92,7 @@ def watch(ws: WebSocketTestSession) -> None:
 
 def test_a_game_has_its_session_from_creation() -> None:
     with TestClient(create_chess_service_app()) as client:
-        game = client.post("/games", json={"white": REMOTE, "black": REMOTE}).json()
+        game = create_game(client, REMOTE, REMOTE)
         recorded = session(client, game["game_id"])
     assert uuid.UUID(recorded["session_id"]).version == 4
     assert recorded["game_id"] == game["game_id"]
@@ -101,7 +101,7 @@ def test_a_game_has_its_session_from_creation() -> None:
 
 
 def test_spectators_are_counted_as_they_come_and_go() -> None:
-    with TestClient(create_chess_service_app()) as client:
+    with TestClient(create_chess_service_app(listing="all")) as client:
         game_id = create(client, REMOTE, REMOTE)
         other = create(client, REMOTE, REMOTE)
         with (
@@ -128,11 +128,11 @@ def test_moves_are_activity_and_the_end_makes_the_session_inactive() -> None:
         with client.websocket_connect(f"/games/{game_id}/events") as ws:
             watch(ws)
             clock.advance(5)
-            game = client.post(f"/games/{game_id}/moves", json={"move": "e4"}).json()
+            game = move(client, game_id, "e4", color="white").json()
             moved = session(client, game_id)
             assert moved["last_activity"] == game["last_updated"] != created["last_activity"]
             assert moved["is_active"] and moved["spectators"] == 1
-            client.post(f"/games/{game_id}/resign", json={"color": "white"})
+            resign(client, game_id, "white")
             ended = session(client, game_id)
             assert (ended["is_active"], ended["session_id"]) == (False, created["session_id"])
             frames = [ws.receive_json() for _ in range(3)]
@@ -170,7 +170,7 @@ def test_idle_games_are_swept_without_any_request(tmp_path: Path) -> None:
         with client.websocket_connect(f"/games/{idle}/events") as ws:
             watch(ws)
             clock.advance(30)
-            client.post(f"/games/{busy}/moves", json={"move": "e4"})
+            move(client, busy, "e4", color="white")
             clock.advance(31)  # idle: 61 s without a move; busy: 31 s
             # No request from here on: only the periodic sweep can end this stream.
             with pytest.raises(WebSocketDisconnect) as closed:
@@ -190,7 +190,7 @@ def test_idle_games_are_swept_without_any_request(tmp_path: Path) -> None:
 def test_sweep_drops_exactly_the_idle_games(tmp_path: Path) -> None:
     clock = FakeClock()
     manager = StateManager(idle_timeout=60, clock=clock)
-    app = create_chess_service_app(manager, cleanup_interval=3600)  # only the direct calls
+    app = create_chess_service_app(manager, cleanup_interval=3600, listing="all")  # direct sweeps
     service: ChessService = app.state.chess_service
     with TestClient(app) as client:
         first = create(client, REMOTE, RANDOM)
@@ -218,7 +218,7 @@ def test_a_failing_sweep_is_logged_and_the_next_one_runs(
     app = create_chess_service_app(manager, cleanup_interval=0.01)
     with TestClient(app) as client:
         game_id = create(client, REMOTE, REMOTE)
-        client.post(f"/games/{game_id}/moves", json={"move": "e4"})
+        move(client, game_id, "e4", color="white")
         (tmp_path / "games.jsonl").mkdir()  # archiving fails: the game cannot leave memory
         clock.advance(61)
         eventually(lambda: "cleaning up idle games failed" in caplog.text, "a logged failure")

@@ -24,6 +24,7 @@ from chess_env.server import create_chess_app
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 from live_server import live_server
 from registered_player import registered
+from service_seats import create, move
 
 REMOTE = {"player": "remote", "name": "Client"}
 SLOW = {"player": "slow", "name": "Slow", "seed": 3}  # registered by the test
@@ -44,12 +45,13 @@ def test_shutdown_finishes_the_move_in_flight_then_flushes_the_archive(tmp_path:
     app = create_chess_app(service=True, archive_dir=tmp_path)
     with registered("slow", lambda spec: Slow()), live_server(app) as (server, address):
         base = f"http://{address}/service"
-        waiting = httpx.post(f"{base}/games", json={"white": REMOTE, "black": REMOTE}).json()
-        httpx.post(f"{base}/games/{waiting['game_id']}/moves", json={"move": "d4"})
-        slow = httpx.post(f"{base}/games", json={"white": REMOTE, "black": SLOW}).json()
-        url = f"{base}/games/{slow['game_id']}/moves"
+        waiting = create(httpx, REMOTE, REMOTE, prefix=base)
+        move(httpx, waiting["game_id"], "d4", color="white", prefix=base)
+        slow = create(httpx, REMOTE, SLOW, prefix=base)
         mover = threading.Thread(
-            target=lambda: replies.append(httpx.post(url, json={"move": "e4"}, timeout=30))
+            target=lambda: replies.append(
+                move(httpx, slow["game_id"], "e4", color="white", prefix=base, timeout=30)
+            )
         )
         with connect(f"ws://{address}/service/games/{slow['game_id']}/events") as spectator:
             assert spectator.recv(timeout=10)  # the snapshot
