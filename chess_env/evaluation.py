@@ -23,6 +23,7 @@ from pydantic import Field
 
 from chess_env.agents import TextPlayer
 from chess_env.game import AgentStats
+from chess_env.pgn import set_tags
 from chess_env.players import PlayerLike, make_player
 from chess_env.text import ChessTextEnv
 from envkit.dto import FrozenDTO
@@ -195,7 +196,8 @@ def _score(result: str, color: Color) -> Literal["win", "loss", "draw"]:
 def _pgn(board: chess.Board, record: GameRecord, agent: str, opponent: str, round_: int) -> str:
     game = chess.pgn.Game.from_board(board)
     white, black = (agent, opponent) if record.agent_color == "white" else (opponent, agent)
-    game.headers.update(
+    set_tags(
+        game,
         Event="polyarena eval",
         Date=datetime.date.today().strftime("%Y.%m.%d"),
         Round=str(round_),

@@ -16,6 +16,7 @@ import chess
 import chess.pgn
 
 from chess_env.errors import PlayerFailedError
+from chess_env.pgn import set_tags
 from chess_env.players import PlayerLike, make_player
 from chess_env.rules import ChessGame
 
@@ -90,7 +91,8 @@ def play_game(
         for player in players.values():
             player.close()
     played = PlayedGame(game, chess.pgn.Game.from_board(game.board), failed, failure)
-    played.pgn.headers.update(
+    set_tags(
+        played.pgn,
         Event=event,
         Date=datetime.date.today().strftime("%Y.%m.%d"),
         White=players[chess.WHITE].name,
@@ -98,5 +100,5 @@ def play_game(
         Result=played.result,
     )
     if failed is not None:
-        played.pgn.headers["Termination"] = f"{chess.COLOR_NAMES[failed]} failed: {failure}"
+        set_tags(played.pgn, Termination=f"{chess.COLOR_NAMES[failed]} failed: {failure}")
     return played

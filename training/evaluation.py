@@ -28,6 +28,7 @@ from chess_env import ChessEnv
 from chess_env.encoding import encode_move
 from chess_env.model_player import load_sb3_model
 from chess_env.opponents import Opponent
+from chess_env.pgn import set_tags
 from chess_env.players import PlayerLike, is_sb3_object, make_player, parse_player
 from chess_env.rules import DEFAULT_MAX_PLIES
 from training.dto import ColorRecordDTO, EvaluationResultDTO
@@ -313,16 +314,19 @@ def _name(agent: Any) -> str:
 
 def _pgn(env: ChessEnv, color: str, agent: str, opponent: str, index: int, outcome: str) -> str:
     game = chess.pgn.Game.from_board(env.board)
-    game.headers["Event"] = "polyarena evaluation"
-    game.headers["Round"] = str(index + 1)
-    game.headers["White"], game.headers["Black"] = (
-        (agent, opponent) if color == "white" else (opponent, agent)
+    white, black = (agent, opponent) if color == "white" else (opponent, agent)
+    tags = dict(
+        Event="polyarena evaluation",
+        Round=str(index + 1),
+        White=white,
+        Black=black,
+        Termination=outcome,
     )
-    game.headers["Termination"] = outcome
     if outcome in ("max_plies", "illegal_action"):
-        game.headers["Result"] = _forced_result(color, outcome)
+        tags["Result"] = _forced_result(color, outcome)
     elif env.game.outcome is not None:  # the board's own result claims no threefold or 50 moves
-        game.headers["Result"] = env.game.outcome.result()
+        tags["Result"] = env.game.outcome.result()
+    set_tags(game, **tags)
     return str(game)
 
 

@@ -44,6 +44,7 @@ from chess_env.encoding import board_to_tensor
 from chess_env.errors import GameOverError, IllegalActionError
 from chess_env.fen import fen_of
 from chess_env.move_parsing import MoveParseError
+from chess_env.pgn import set_tags
 from chess_env.positions import board_from_fen, start_game
 from chess_env.rules import ChessGame
 from envkit.dto import FrozenDTO
@@ -572,10 +573,12 @@ class Game(FrozenDTO):
         return self._next({**_ending("timeout", f"{_other(color)}_wins", at), "last_updated": at})
 
     def to_pgn(self) -> str:
-        """The game in PGN with its players, start FEN (when not standard), result and id."""
+        """The game in PGN with its players, start FEN (when not standard), result and id; tag
+        values are sanitised (``chess_env.pgn``), so a player's name cannot forge a game."""
         pgn = chess.pgn.Game.from_board(self._replay().board)
         started = self.started_at.astimezone(timezone.utc)
-        pgn.headers.update(
+        set_tags(
+            pgn,
             Event="polyarena",
             Date=started.strftime("%Y.%m.%d"),
             Round="-",

@@ -4,6 +4,7 @@ and ``validate_game_state`` on sound and corrupted games."""
 from __future__ import annotations
 
 import io
+import os
 import random
 import uuid
 from datetime import datetime, timedelta, timezone
@@ -13,6 +14,8 @@ import chess
 import chess.pgn
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from chess_env.encoding import board_to_tensor
@@ -27,6 +30,7 @@ from chess_env.game import (
     validate_game_state,
 )
 from chess_env.move_parsing import MoveParseError
+from chess_env.pgn import tag_value
 
 T0 = datetime(2025, 10, 25, 10, 0, tzinfo=timezone.utc)
 AGENT = {"personality": "balanced", "model_name": "m", "system_prompt": "Play well."}
@@ -424,6 +428,50 @@ def test_pgn_parses_back_to_the_same_game() -> None:
     assert headers is not None and (headers["Result"], headers["Termination"]) == ("0-1", "normal")
     timeout = chess.pgn.read_headers(io.StringIO(play(["e4"]).timeout("black").to_pgn()))
     assert timeout is not None and timeout["Termination"] == "time forfeit"
+
+
+# Text that ends PGN tags and lines, as an attacker would use it, mixed with any other text.
+PGN_BREAKERS = st.sampled_from(
+    ['"', "\\", "]", "[", "\n", "\r", "\u2028", "\x85", "\x0b", "\ud800", "%"]
+)
+NAMES = st.text(st.one_of(PGN_BREAKERS, st.characters()), min_size=1, max_size=50)
+FORGED = 'Eve"]\n[Result "1-0"]\n\n1. e4 1-0\n\n[Event "forged'
+
+
+def read_all(text: str) -> list[chess.pgn.Game]:
+    stream, games = io.StringIO(text), []
+    while (game := chess.pgn.read_game(stream)) is not None:
+        games.append(game)
+    return games
+
+
+def test_a_name_cannot_forge_a_second_game_in_the_pgn() -> None:
+    game = Game.new(WHITE.model_copy(update={"name": FORGED[:50]}), BLACK, at=T0)
+    (parsed,) = read_all(game.to_pgn())
+    assert parsed.headers["White"] == "Eve'] [Result '1-0']  1. e4 1-0  [Event 'forged"[:50]
+    assert parsed.headers["Result"] == "*" and parsed.headers["GameId"] == game.game_id
+
+
+@settings(max_examples=int(os.environ.get("PGN_PROPERTY_EXAMPLES", "200")))
+@given(white=NAMES, black=NAMES)
+def test_any_player_names_read_back_as_one_game_with_those_names(white: str, black: str) -> None:
+    game = play(["e4", "e5"])
+    game = game.model_copy(
+        update={
+            "white": WHITE.model_copy(update={"name": white}),
+            "black": BLACK.model_copy(update={"name": black}),
+        }
+    )
+    text = game.to_pgn()
+    text.encode("utf-8")  # the archive writes it as UTF-8: no lone surrogate is left
+    (parsed,) = read_all(text)
+    assert len(read_all(f"{text}\n\n{text}")) == 2  # as games.pgn appends them
+    assert (parsed.headers["White"], parsed.headers["Black"]) == (
+        tag_value(white),
+        tag_value(black),
+    )
+    assert parsed.headers["Result"] == "*" and parsed.headers["GameId"] == game.game_id
+    assert [m.uci() for m in parsed.mainline_moves()] == ["e2e4", "e7e5"]
 
 
 def test_game_session() -> None:
