@@ -10,10 +10,15 @@
   kind: missing, unexpected, duplicate, enum, type, bound, size, pattern or invalid).
 - ``error_payload(error) -> (status, body)``: any exception as ``{"code", "message", ...}``, the
   ``data`` of a WebSocket error frame; HTTP sends the same with ``detail`` for ``message``. A
-  validation error adds ``errors``, every failing place, so a client fixes them all in one go.
+  validation error adds ``errors``, the failing places, so a client fixes them all in one go.
+- ``code_for_status(status)``: the code of a refusal that only has an HTTP status (routing's
+  404 and 405, a body FastAPI could not parse, a mounted app's own errors).
+- ``describe_issues(issues)``: Malli-lite's issues as one line, capped as below.
 
 Replies never carry raw input: validation errors leave the input out (it may be NaN), and
-messages that quote it have lone surrogates escaped, which UTF-8 could not encode.
+messages that quote it have lone surrogates escaped, which UTF-8 could not encode. Nor are they
+much larger than the request: ``errors`` holds the first ``MAX_ERRORS`` places, with the count
+of the rest in ``errors_truncated``, and a message is cut at ``MAX_MESSAGE_CHARS``.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from pydantic import Field
 from envkit.schema.issues import Issue, show
 
 __all__ = [
+    "MAX_ERRORS",
+    "MAX_MESSAGE_CHARS",
     "CapacityError",
     "EpisodeStateError",
     "ErrorCode",
@@ -37,17 +44,24 @@ __all__ = [
     "InvalidInputError",
     "ServiceError",
     "UnknownSessionError",
+    "code_for_status",
     "describe_errors",
+    "describe_issues",
     "error_payload",
     "issue_details",
 ]
 
 logger = logging.getLogger(__name__)
 
+MAX_ERRORS = 20  # failing places listed in one reply; the count of the rest follows
+MAX_MESSAGE_CHARS = 2000  # a longer message is cut, with a note of how much was left out
+
 
 class ErrorCode(str, Enum):
     """The ``code`` of an error frame (OpenEnv's ``WSErrorCode``, less FACTORY_ERROR), plus the
-    refusals of ``envkit.server.access``: RATE_LIMITED (429) and UNAUTHORIZED (401).
+    refusals of ``envkit.server.access``: RATE_LIMITED (429) and UNAUTHORIZED (401), of
+    ``envkit.server.origins``: FORBIDDEN_ORIGIN (403) and UNSUPPORTED_MEDIA_TYPE (415), and of
+    routing: NOT_FOUND (404) and METHOD_NOT_ALLOWED (405).
 
     Example:
         >>> code = ErrorCode("SESSION_ERROR")
@@ -65,6 +79,10 @@ class ErrorCode(str, Enum):
     SESSION_ERROR = "SESSION_ERROR"
     RATE_LIMITED = "RATE_LIMITED"
     UNAUTHORIZED = "UNAUTHORIZED"
+    FORBIDDEN_ORIGIN = "FORBIDDEN_ORIGIN"
+    UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
+    NOT_FOUND = "NOT_FOUND"
+    METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
 
 
 class ServiceError(Exception):
@@ -148,48 +166,92 @@ class UnknownSessionError(ServiceError):
 
 
 def describe_errors(errors: Sequence[Mapping[str, Any]]) -> str:
-    """Pydantic's errors as one line: ``action.move: String should have at most 1024 characters``.
+    """Pydantic's errors as one line: ``action.move: String should have at most 1024 characters``;
+    the first ``MAX_ERRORS`` of them, then how many more.
 
     Example:
         >>> describe_errors([{"loc": ("body", "seed"), "msg": "Input should be a valid integer"}])
         'body.seed: Input should be a valid integer'
     """
     parts = []
-    for error in errors:
+    for error in errors[:MAX_ERRORS]:
         where = ".".join(str(part) for part in error.get("loc", ())) or "(root)"
         detail = error.get("ctx", {}).get("error") if error.get("type") == "json_invalid" else None
         parts.append(f"{where}: {error['msg']}" + (f" ({detail})" if detail else ""))
-    return _printable("; ".join(parts))
+    return _printable(_joined(parts, len(errors)))
+
+
+def describe_issues(issues: Sequence[Issue]) -> str:
+    """Malli-lite's issues as one line, the first ``MAX_ERRORS`` of them, then how many more.
+
+    Example:
+        >>> issues = [Issue.at((f"k{n}",), "unexpected key", "unexpected") for n in range(22)]
+        >>> describe_issues(issues)[-56:]
+        'k18: unexpected key; k19: unexpected key; ... and 2 more'
+    """
+    return _printable(_joined([str(issue) for issue in issues[:MAX_ERRORS]], len(issues)))
+
+
+def _joined(parts: Sequence[str], total: int) -> str:
+    more = total - len(parts)
+    return "; ".join(parts) + (f"; ... and {more} more" if more > 0 else "")
+
+
+def code_for_status(status: int) -> ErrorCode:
+    """The code of a refusal known only by its HTTP status (a 400 is a body FastAPI could not
+    parse: the only 400 these apps make); any other 4xx is VALIDATION_ERROR, a 5xx
+    EXECUTION_ERROR.
+
+    Example:
+        >>> code_for_status(405).value, code_for_status(418).value, code_for_status(502).value
+        ('METHOD_NOT_ALLOWED', 'VALIDATION_ERROR', 'EXECUTION_ERROR')
+    """
+    known = _STATUS_CODES.get(status)
+    if known is not None:
+        return known
+    return ErrorCode.EXECUTION_ERROR if status >= 500 else ErrorCode.VALIDATION_ERROR
+
+
+_STATUS_CODES = {
+    400: ErrorCode.INVALID_JSON,
+    401: ErrorCode.UNAUTHORIZED,
+    404: ErrorCode.NOT_FOUND,
+    405: ErrorCode.METHOD_NOT_ALLOWED,
+    415: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+    429: ErrorCode.RATE_LIMITED,
+    503: ErrorCode.CAPACITY_REACHED,
+}
 
 
 def error_payload(error: Exception) -> tuple[int, dict[str, Any]]:
     """The HTTP status and the ``{"code", "message", ...}`` body for ``error``.
 
     Validation errors keep their list (``loc``, ``msg``, ``type``: never the input, which may be
-    NaN or unencodable); a body that is not JSON is INVALID_JSON (400). Anything unexpected is
-    logged and reported as EXECUTION_ERROR (500).
+    NaN or unencodable), capped at ``MAX_ERRORS``; a body that is not JSON is INVALID_JSON (400).
+    Anything unexpected is logged and reported as EXECUTION_ERROR (500).
     """
     if isinstance(error, RequestValidationError) and error.errors()[0]["type"] == "json_invalid":
         return 400, {
             "code": ErrorCode.INVALID_JSON.value,
-            "message": describe_errors(error.errors()),
+            "message": _short(describe_errors(error.errors())),
         }
     if isinstance(error, (pydantic.ValidationError, RequestValidationError)):
-        details = [ErrorDetail(loc=e["loc"], msg=e["msg"], type=e["type"]) for e in error.errors()]
+        errors = error.errors()
+        details = [ErrorDetail(loc=e["loc"], msg=e["msg"], type=e["type"]) for e in errors]
         body = {
             "code": ErrorCode.VALIDATION_ERROR.value,
-            "message": describe_errors(error.errors()),
+            "message": _short(describe_errors(errors)),
         }
-        return 422, {**body, "errors": _dump(details)}
+        return 422, {**body, **_listed(details)}
     if isinstance(error, ServiceError):
-        body = {"code": error.code.value, "message": _printable(str(error))}
+        body = {"code": error.code.value, "message": _short(_printable(str(error)))}
         if error.reason:
             body["reason"] = error.reason
         if isinstance(error, InvalidInputError) and error.errors:
-            body["errors"] = _dump(error.errors)
+            body.update(_listed(error.errors))
         return error.status, body
     logger.exception("unexpected error while serving a request", exc_info=error)
-    message = _printable(f"{type(error).__name__}: {error}")
+    message = _short(_printable(f"{type(error).__name__}: {error}"))
     return 500, {"code": ErrorCode.EXECUTION_ERROR.value, "message": message}
 
 
@@ -216,8 +278,22 @@ def _loc_part(step: Hashable) -> str | int:
     return show(step, limit=None)
 
 
-def _dump(details: Sequence[ErrorDetail]) -> list[dict[str, Any]]:
-    return [detail.model_dump(mode="json") for detail in details]
+def _listed(details: Sequence[ErrorDetail]) -> dict[str, Any]:
+    """``errors``: the first ``MAX_ERRORS`` details; ``errors_truncated``: how many more."""
+    listed: dict[str, Any] = {
+        "errors": [detail.model_dump(mode="json") for detail in details[:MAX_ERRORS]]
+    }
+    if len(details) > MAX_ERRORS:
+        listed["errors_truncated"] = len(details) - MAX_ERRORS
+    return listed
+
+
+def _short(message: str) -> str:
+    """``message`` cut at ``MAX_MESSAGE_CHARS``, saying how much was left out."""
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    cut = len(message) - MAX_MESSAGE_CHARS
+    return f"{message[:MAX_MESSAGE_CHARS]}... ({cut} more characters)"
 
 
 def _printable(text: str) -> str:

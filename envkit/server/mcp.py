@@ -7,11 +7,12 @@ validated against the signature first) and OpenEnv's ``openenv/session/create`` 
 X-Session-Id header, or the WebSocket's own); without one it runs in a fresh env.
 
 Errors: protocol faults are JSON-RPC errors (-32700 parse, -32600 invalid request, -32601
-unknown method, -32602 invalid params: unknown tool or session, bad arguments; -32000 no session
-slot; -32603 a bug). The env's errors, and arguments the signature refuses, carry as ``data``
-the body HTTP would send: ``code``, ``message``, ``reason``, and ``errors`` (every failing path).
-A move the env refuses is a tool result with ``isError: true``, as MCP asks, so that the agent
-reads why and tries again. Requests without an id (notifications) get no reply.
+unknown method, -32602 invalid params: unknown tool or session, bad arguments, ``arguments`` that
+are not an object of the tool's parameters by name (``null`` counts as absent: ``{}``); -32000 no
+session slot; -32603 a bug). The env's errors, and arguments the signature refuses, carry as
+``data`` the body HTTP would send: ``code``, ``message``, ``reason``, and ``errors`` (the failing
+paths). A move the env refuses is a tool result with ``isError: true``, as MCP asks, so that the
+agent reads why and tries again. Requests without an id (notifications) get no reply.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from envkit.server.errors import (
     InvalidInputError,
     ServiceError,
     describe_errors,
+    describe_issues,
     error_payload,
     issue_details,
 )
@@ -187,16 +189,23 @@ def _list_tools(service: EnvService, params: dict[str, Any], session_id: Any) ->
 
 def _call_tool(service: EnvService, params: dict[str, Any], session_id: Any) -> dict[str, Any]:
     tools = service.info.tools
-    name, arguments = params.get("name"), params.get("arguments", {})
+    name, arguments = params.get("name"), params.get("arguments")
     if not isinstance(name, str) or name not in tools:
+        shown = repr(name[:100]) if isinstance(name, str) else _json_kind(name)
         raise _RpcError(
-            JsonRpcCode.INVALID_PARAMS, f"unknown tool {name!r}; the tools are {', '.join(tools)}"
+            JsonRpcCode.INVALID_PARAMS, f"unknown tool {shown}; the tools are {', '.join(tools)}"
+        )
+    arguments = {} if arguments is None else arguments
+    if not isinstance(arguments, dict):
+        raise _RpcError(
+            JsonRpcCode.INVALID_PARAMS,
+            f"arguments must be a JSON object of {name}'s parameters by name, not "
+            f"{_json_kind(arguments)}",
         )
     checked = validate(tools[name].schema, arguments, mode="strict", direction="input")
     if not checked.ok:
-        issues = "; ".join(str(issue) for issue in checked.errors)
         raise InvalidInputError(
-            f"invalid arguments for {name}: {issues}",
+            f"invalid arguments for {name}: {describe_issues(checked.errors)}",
             reason="invalid_arguments",
             errors=issue_details(checked.errors),
         )
@@ -238,6 +247,19 @@ def _session_id(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return value
     raise _RpcError(JsonRpcCode.INVALID_PARAMS, "session_id must be a string")
+
+
+def _json_kind(value: Any) -> str:
+    """What ``value`` is, in JSON's words: "an array", "a string", ..."""
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "an object" if isinstance(value, dict) else "null"
 
 
 def _tool_result(text: str, structured: dict[str, Any], *, is_error: bool) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from envkit.server.errors import ErrorCode, ErrorDetail
+from envkit.server.errors import MAX_ERRORS, ErrorCode, ErrorDetail
 
 __all__ = [
     "MAX_SESSION_ID",
@@ -183,5 +183,10 @@ class ErrorResponse(BaseModel):
     code: ErrorCode = Field(description="OpenEnv's error code")
     reason: str | None = Field(None, description="A finer code, e.g. why a move is illegal")
     errors: list[ErrorDetail] | None = Field(
-        None, description="Every failing place in the input (request or action): loc, msg, type"
+        None,
+        description="The failing places in the input (request or action): loc, msg, type; "
+        f"the first {MAX_ERRORS}",
+    )
+    errors_truncated: int | None = Field(
+        None, ge=1, description="How many more failing places there are, beyond those listed"
     )

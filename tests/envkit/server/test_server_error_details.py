@@ -7,6 +7,7 @@ import json
 from collections.abc import Hashable
 from typing import Any
 
+import pydantic
 import pytest
 from fastapi.testclient import TestClient
 from hypothesis import given
@@ -16,7 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from envkit.schema import parse, validate
 from envkit.schema.issues import Issue
 from envkit.server import EpisodeState, InvalidInputError, StepResult, ToolSpec, create_app
-from envkit.server.errors import ErrorDetail, error_payload, issue_details
+from envkit.server.errors import (
+    MAX_ERRORS,
+    MAX_MESSAGE_CHARS,
+    ErrorDetail,
+    error_payload,
+    issue_details,
+)
+from multiagent.server import create_world_app
 
 SIGNATURE = "(name :string, size [:and :int [:>= 0] [:<= 9]], tags [:set :string]) -> :any"
 
@@ -118,6 +126,58 @@ def test_mcp_refuses_bad_arguments_with_the_same_errors(client: TestClient) -> N
     assert error["code"] == -32602 and error["message"].startswith("invalid arguments for order: ")
     assert error["data"]["reason"] == "invalid_arguments"
     assert error["data"]["errors"] == FOUND
+
+
+MANY_UNKNOWN = {f"key{n:05d}": n for n in range(3000)}  # ~50 KB: 3,000 unexpected keys
+
+
+def capped(body: dict[str, Any], sent: bytes) -> None:
+    """The first MAX_ERRORS places and the count of the rest; no bigger than the request."""
+    assert len(body["errors"]) == MAX_ERRORS and body["errors_truncated"] >= 3000 - MAX_ERRORS
+    assert body["errors"][0] == {"loc": ["key00000"], "msg": "unexpected key", "type": "unexpected"}
+    assert len(json.dumps(body)) < len(sent) / 5
+    assert len(body.get("message", body.get("detail", ""))) < MAX_MESSAGE_CHARS + 50
+
+
+def test_a_long_error_list_is_capped_over_http_websocket_and_mcp() -> None:
+    client = TestClient(create_world_app("trade"))
+    session = client.post("/reset", json={"seed": 0}).json()["session_id"]
+    sent = json.dumps({"action": MANY_UNKNOWN, "session_id": session}).encode()
+    reply = client.post("/step", content=sent, headers={"Content-Type": "application/json"})
+    assert reply.status_code == 422 and reply.json()["reason"] == "invalid_action"
+    capped(reply.json(), sent)
+    with client.websocket_connect("/ws") as ws:
+        ws.send_text(json.dumps({"type": "reset", "data": {"seed": 0}}))
+        ws.receive_json()
+        ws.send_text(json.dumps({"type": "step", "data": MANY_UNKNOWN}))
+        frame = ws.receive_json()
+    assert frame["type"] == "error"
+    capped(frame["data"], sent)
+    call = {"name": "act", "arguments": MANY_UNKNOWN, "session_id": session}
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
+    error = client.post("/mcp", json=request).json()["error"]
+    more = error["data"]["errors_truncated"]  # the world's required keys are missing too
+    assert error["code"] == -32602 and error["message"].endswith(f"... and {more} more")
+    capped(error["data"], sent)
+    state = client.get("/state", params={"session_id": session}).json()
+    assert state["step_count"] == 0  # nothing was played
+
+
+def test_pydantic_error_lists_are_capped_too() -> None:
+    class Many(BaseModel):
+        numbers: list[int]
+
+    with pytest.raises(pydantic.ValidationError) as refused:
+        Many.model_validate({"numbers": ["x"] * 3000})
+    status, body = error_payload(refused.value)
+    assert status == 422 and len(body["errors"]) == MAX_ERRORS
+    assert body["errors_truncated"] == 3000 - MAX_ERRORS
+    assert body["message"].endswith("; ... and 2980 more")
+
+
+def test_a_long_message_is_cut() -> None:
+    _, body = error_payload(InvalidInputError("x" * 100_000))
+    assert body["message"] == "x" * MAX_MESSAGE_CHARS + "... (98000 more characters)"
 
 
 def test_lone_surrogates_in_errors_are_escaped_not_a_500(client: TestClient) -> None:
