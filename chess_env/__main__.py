@@ -18,6 +18,7 @@ import chess
 
 from chess_env.errors import PlayerSpecError
 from chess_env.evaluation import COLOR_SCHEDULES, EvaluationReport
+from chess_env.game_store import UnwritableArchiveError
 from chess_env.players import PLAYER_FORMS
 from envkit.cli import add_server_arguments, positive, server_settings
 from envkit.command_line import add_debug_flag, run_command
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         lambda: args.run(args),
         prog=f"{PROG} {args.command}",
         debug=args.debug,
-        usage_errors=(PlayerSpecError,),
+        usage_errors=(PlayerSpecError, UnwritableArchiveError),
         extras=EXTRAS,
     )
 

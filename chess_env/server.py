@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any, Literal
 
@@ -407,8 +408,10 @@ def create_chess_app(
 
     With ``service`` (or an ``archive_dir``), the multi-game chess service
     (``chess_env.service``) is mounted under ``/service``: ``/service/games`` and spectators on
-    ``/service/games/{id}/events``. At shutdown it stops its players and flushes the archive.
-    Its settings: ``max_games`` held at once, ``game_idle_timeout`` seconds a game may idle,
+    ``/service/games/{id}/events``. At shutdown it stops its players and flushes the archive
+    (logging by id the games it could not archive). An ``archive_dir`` that cannot be written
+    is refused here (``chess_env.game_store.UnwritableArchiveError``, a ``ValueError``). Its
+    settings: ``max_games`` held at once, ``game_idle_timeout`` seconds a game may idle,
     ``cleanup_interval`` seconds between two sweeps for idle games, and ``listing``: which
     games ``GET /service/games`` shows ("all", "public": those created public, or "off").
     """
@@ -416,13 +419,15 @@ def create_chess_app(
         return create_app(ChessAdapter, **settings)
     from chess_env.game_store import StateManager
     from chess_env.service import create_chess_service_app
+    from chess_env.service.app import close_service
 
     manager = StateManager(max_games, idle_timeout=game_idle_timeout, archive_dir=archive_dir)
     games = create_chess_service_app(
         state_manager=manager, cleanup_interval=cleanup_interval, listing=listing
     )
     # A mounted app's lifespan does not run: the parent closes the service instead.
-    app = create_app(ChessAdapter, on_shutdown=games.state.chess_service.close, **settings)
+    closing = functools.partial(close_service, games.state.chess_service)
+    app = create_app(ChessAdapter, on_shutdown=closing, **settings)
     app.mount(SERVICE_PATH, games)
     return app
 

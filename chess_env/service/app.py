@@ -1,10 +1,13 @@
-"""The chess service as an app: its routers as one ``router``, and ``create_chess_service_app``.
+"""The chess service as an app: its routers as one ``router``, ``create_chess_service_app`` and
+``close_service`` (its shutdown, for an app that mounts it).
 
-Errors are ``{"detail", "code", "reason"?}`` as in ``envkit.server``.
+Errors are ``{"detail", "code", "reason"?}`` as in ``envkit.server``. An archive that fails when
+a new game needs room is 503 CAPACITY_REACHED, reason "archive_unavailable", with Retry-After.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -14,18 +17,22 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-from chess_env.game_store import StateManager
+from chess_env.game_store import ArchiveError, StateManager
 from chess_env.service.core import ChessService
 from chess_env.service.events import events_router
 from chess_env.service.games import games_router
 from chess_env.service.models import Listing
 from chess_env.service.moves import moves_router
-from envkit.server.errors import ServiceError, error_payload
+from envkit.server.errors import ErrorCode, ServiceError, error_payload
 from envkit.server.limits import BodySizeLimit, Limits
 from envkit.server.models import ErrorResponse
 from envkit.server.schema_docs import publish_openapi_without_examples
 
-__all__ = ["create_chess_service_app", "router"]
+__all__ = ["ARCHIVE_RETRY_AFTER", "close_service", "create_chess_service_app", "router"]
+
+logger = logging.getLogger("chess_env.service")
+
+ARCHIVE_RETRY_AFTER = 10  # seconds a client waits after a 503 for the archive
 
 router = APIRouter()
 for _module_router in (games_router, moves_router, events_router):
@@ -40,8 +47,8 @@ def create_chess_service_app(
     cleanup_interval: float = 60.0,
     listing: Listing = "public",
 ) -> FastAPI:
-    """The chess service as an app; ``ChessService.close()`` (which closes ``state_manager``,
-    archiving its games) runs when the app shuts down.
+    """The chess service as an app; ``close_service`` (which closes ``state_manager``,
+    archiving its games, and logs by id those it could not) runs when the app shuts down.
 
     Args:
         state_manager: where the games live; default a new ``StateManager(max_games,
@@ -62,7 +69,7 @@ def create_chess_service_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
-        await service.close()
+        await close_service(service)
 
     app = FastAPI(
         title="Chess service",
@@ -78,11 +85,35 @@ def create_chess_service_app(
     app.add_middleware(BodySizeLimit, max_bytes=app.state.limits.max_body_bytes)
     for handled in (ServiceError, ValidationError, RequestValidationError):
         app.add_exception_handler(handled, _error_response)
+    app.add_exception_handler(ArchiveError, _archive_unavailable)
     app.include_router(router)
     return app
+
+
+async def close_service(service: ChessService) -> None:
+    """Close ``service`` at shutdown; the games the archive could not take are logged by id, not
+    raised (a raise would fail the server's shutdown, and the log is where an operator looks)."""
+    try:
+        await service.close()
+    except ArchiveError as error:
+        logger.error("%s", error)
 
 
 async def _error_response(request: Request, error: Exception) -> JSONResponse:
     """Refused requests as ``{"detail", "code", "reason"?}``, as ``envkit.server`` sends them."""
     status, body = error_payload(error)
     return JSONResponse({"detail": body.pop("message"), **body}, status_code=status)
+
+
+async def _archive_unavailable(request: Request, error: Exception) -> JSONResponse:
+    """503 when a new game needs room and the archive cannot take the game that would leave.
+    Neither the path nor other games' ids are told: they are the operator's."""
+    reason = error.reason if isinstance(error, ArchiveError) else str(error)
+    body = {
+        "detail": f"the game archive cannot be written ({reason}): no game could leave memory "
+        "to make room for a new one; the games are kept and the archive is retried",
+        "code": ErrorCode.CAPACITY_REACHED.value,
+        "reason": "archive_unavailable",
+    }
+    headers = {"Retry-After": str(ARCHIVE_RETRY_AFTER)}
+    return JSONResponse(body, status_code=503, headers=headers)
