@@ -2,10 +2,12 @@
 
 - ``positive(int | float)``: an argparse type for a finite number above 0.
 - ``add_server_arguments(parser, ...)``: ``--host``, ``--port``, ``--token``, ``--rate-limit``,
-  ``--max-sessions``, ``--idle-timeout`` and ``--busy-poll-ms``.
+  ``--forwarded-allow-ips``, ``--allow-origin``, ``--max-sessions``,
+  ``--max-sessions-per-client``, ``--idle-timeout`` and ``--busy-poll-ms``.
 - ``server_settings(args, parser)``: those flags as ``envkit.server.create_app`` settings
-  (the token from ``$POLYARENA_TOKEN`` when not given); a bad rate limit or busy-poll window
-  is a usage error.
+  (the token from ``$POLYARENA_TOKEN`` when not given); a bad rate limit or busy-poll window,
+  or a token shorter than ``MIN_TOKEN_LENGTH`` characters, is a usage error (exit 2).
+  ``--token generate`` makes a random token (``secrets``, 256 bits) and prints it to stderr.
 
 The defaults let any one client play whole games in a tight loop, however many:
 
@@ -16,6 +18,10 @@ The defaults let any one client play whole games in a tight loop, however many:
   refusals as their ``Retry-After`` says rather than fail.
 - 64 sessions at once (``--max-sessions``): a client holds one (a WebSocket connection, or
   ``EnvClient``'s session, which its resets reuse).
+- one client IP holds at most half of the sessions (``--max-sessions-per-client``), so a
+  flood of resets from one client leaves the other half to everyone else.
+- the client is the connection's peer: ``X-Forwarded-For`` is believed only from the proxies
+  ``--forwarded-allow-ips`` names (none by default; uvicorn's own default is 127.0.0.1).
 - idle HTTP sessions close after minutes (``--idle-timeout``), a WebSocket's env never while it
   is connected: a client stepping in a loop is never idle that long.
 """
@@ -25,13 +31,23 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import secrets
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["TOKEN_VARIABLE", "add_server_arguments", "positive", "server_settings"]
+__all__ = [
+    "MIN_TOKEN_LENGTH",
+    "TOKEN_VARIABLE",
+    "add_server_arguments",
+    "positive",
+    "server_settings",
+]
 
 Number = TypeVar("Number", int, float)
 TOKEN_VARIABLE = "POLYARENA_TOKEN"
+MIN_TOKEN_LENGTH = 16  # shorter ones can be guessed, even through a rate limit
+GENERATE_TOKEN = "generate"
 
 
 def positive(kind: Callable[[str], Number]) -> Callable[[str], Number]:
@@ -68,7 +84,8 @@ def add_server_arguments(
     serve.add_argument(
         "--token",
         default=None,
-        help="require 'Authorization: Bearer TOKEN' on every route but /health "
+        help="require 'Authorization: Bearer TOKEN' on every route but /health; at least "
+        f"{MIN_TOKEN_LENGTH} characters, or 'generate' for a random one printed to stderr "
         f"(default: ${TOKEN_VARIABLE}, which keeps it out of the process list; unset: none)",
     )
     serve.add_argument(
@@ -83,10 +100,37 @@ def add_server_arguments(
         "second)",
     )
     serve.add_argument(
+        "--forwarded-allow-ips",
+        default=None,
+        metavar="IPS",
+        help="proxies (comma-separated IPs or networks, or '*') whose X-Forwarded-For names the "
+        "client that the rate limit and session cap count; from others it is ignored "
+        "(default: none, the client is the connection's peer)",
+    )
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        type=_origin,
+        metavar="ORIGIN",
+        help="an origin (scheme://host[:port], or '*' for any) whose web pages may open "
+        "WebSockets and send POST, PUT, PATCH and DELETE requests, besides the server's own; "
+        "repeatable (default: none: other pages get 403 FORBIDDEN_ORIGIN)",
+    )
+    serve.add_argument(
         "--max-sessions",
         type=positive(int),
         default=64,
         help=f"{sessions} open at once, HTTP and WebSocket; a client holds one (default: 64)",
+    )
+    serve.add_argument(
+        "--max-sessions-per-client",
+        type=positive(int),
+        default=None,
+        metavar="N",
+        help=f"{sessions} one client IP may hold at once, HTTP and WebSocket; one more is "
+        "refused (503 CAPACITY_REACHED, reason client_session_limit) "
+        "(default: half of --max-sessions)",
     )
     serve.add_argument(
         "--idle-timeout",
@@ -106,6 +150,16 @@ def add_server_arguments(
     )
 
 
+def _origin(text: str) -> str:
+    """An argparse type: ``*`` or an origin, ``scheme://host[:port]``, else a usage error."""
+    from envkit.server.origins import ANY_ORIGIN, normalize_origin  # serving imports it anyway
+
+    try:
+        return text if text == ANY_ORIGIN else normalize_origin(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def server_settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict[str, Any]:
     """``create_app``'s token, rate limit, session cap and busy-poll window from the flags."""
     if args.rate_limit < 0:
@@ -114,9 +168,29 @@ def server_settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         parser.error(
             f"--busy-poll-ms must be 0 (off) or a finite number above, got {args.busy_poll_ms}"
         )
+    per_client = args.max_sessions_per_client or max(1, args.max_sessions // 2)
     return {
-        "token": args.token or os.environ.get(TOKEN_VARIABLE) or None,
+        "token": _token(args, parser),
         "rate_limit": args.rate_limit or None,
+        "forwarded_allow_ips": args.forwarded_allow_ips or None,
+        "allow_origins": args.allow_origin,
         "max_sessions": args.max_sessions,
+        "max_sessions_per_client": per_client,
         "busy_poll": args.busy_poll_ms / 1000,
     }
+
+
+def _token(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str | None:
+    """The bearer token from ``--token`` or the environment; a generated one is printed."""
+    if args.token == GENERATE_TOKEN:
+        token = secrets.token_urlsafe(32)
+        print(f"bearer token: {token}", file=sys.stderr, flush=True)
+        return token
+    token = args.token or os.environ.get(TOKEN_VARIABLE) or None
+    if token is not None and len(token) < MIN_TOKEN_LENGTH:
+        source = "--token" if args.token else f"${TOKEN_VARIABLE}"
+        parser.error(
+            f"{source} must be at least {MIN_TOKEN_LENGTH} characters, got {len(token)} "
+            f"(--token {GENERATE_TOKEN} makes a random one)"
+        )
+    return token

@@ -2,17 +2,23 @@
 
 - ``RateLimiter``: a token bucket per client IP (``rate`` calls per ``period`` seconds, as a burst
   or spread out); forgets clients whose bucket has refilled, so memory stays bounded.
-- ``RateLimit``: ASGI middleware that counts each HTTP request and each incoming WebSocket
-  message. Over the limit, HTTP gets 429 with ``Retry-After`` and ``{detail, code:
-  "RATE_LIMITED"}``; a WebSocket message is dropped and answered with an error frame of that code
-  (the connection stays open, as after any error frame).
+- ``RateLimit``: ASGI middleware that counts each HTTP request, each WebSocket handshake and
+  each incoming WebSocket message. Over the limit, HTTP gets 429 with ``Retry-After`` and
+  ``{detail, code: "RATE_LIMITED"}``; so does a WebSocket handshake, refused before it is
+  accepted (where the server cannot send an HTTP reply to a handshake, ASGI's
+  ``websocket.http.response`` extension, it closes 1008 instead, which uvicorn answers 403); a
+  WebSocket message is dropped and answered with an error frame of that code (the connection
+  stays open, as after any error frame).
+- ``ClientAddress``: ASGI middleware that names the client to ``envkit.server.sessions``
+  (``current_client``), which caps the sessions one client may hold.
 - ``BearerAuth``: ASGI middleware requiring ``Authorization: Bearer <token>`` (compared in
   constant time); without it HTTP gets 401 with ``WWW-Authenticate: Bearer`` and a WebSocket
   handshake is refused (close 1008 before accept; uvicorn answers 403).
 
 ``/health`` is exempt from both, so load balancers and probes need neither a token nor a budget.
-The client IP is the connection's peer: behind a proxy, let uvicorn rewrite it from
-``X-Forwarded-For`` (``--forwarded-allow-ips``) rather than trusting the header here.
+The client IP is the connection's peer (``scope["client"]``), never a header: behind a proxy,
+``create_app(forwarded_allow_ips=...)`` (``--forwarded-allow-ips``) rewrites it from
+``X-Forwarded-For`` for requests from those proxies only, before these middlewares run.
 """
 
 from __future__ import annotations
@@ -30,8 +36,9 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from envkit.server.errors import ErrorCode
+from envkit.server.sessions import current_client
 
-__all__ = ["EXEMPT_PATHS", "BearerAuth", "RateLimit", "RateLimiter"]
+__all__ = ["EXEMPT_PATHS", "BearerAuth", "ClientAddress", "RateLimit", "RateLimiter"]
 
 EXEMPT_PATHS = frozenset({"/health"})
 CLOSE_POLICY_VIOLATION = 1008
@@ -128,16 +135,23 @@ class RateLimit:
             await self.app(scope, receive, send)
             return
         key = _client_ip(scope)
-        if scope["type"] == "websocket":
-            await self.app(scope, self._counted(key, receive, send), send)
-            return
-        wait = self.limiter.acquire(key)
+        wait = self.limiter.acquire(key)  # a WebSocket's handshake counts as one request
         if wait:
-            body = {"detail": _over(self.limiter, wait), "code": ErrorCode.RATE_LIMITED.value}
-            headers = {"Retry-After": str(wait)}
-            await JSONResponse(body, status_code=429, headers=headers)(scope, receive, send)
-            return
-        await self.app(scope, receive, send)
+            await self._refuse(scope, receive, send, wait)
+        elif scope["type"] == "websocket":
+            await self.app(scope, self._counted(key, receive, send), send)
+        else:
+            await self.app(scope, receive, send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, wait: int) -> None:
+        body = {"detail": _over(self.limiter, wait), "code": ErrorCode.RATE_LIMITED.value}
+        response = JSONResponse(body, status_code=429, headers={"Retry-After": str(wait)})
+        if scope["type"] == "http":
+            await response(scope, receive, send)
+        elif "websocket.http.response" in scope.get("extensions", {}):
+            await _deny_handshake(response, send)
+        else:
+            await send({"type": "websocket.close", "code": CLOSE_POLICY_VIOLATION})
 
     def _counted(self, key: str, receive: Receive, send: Send) -> Receive:
         """A ``receive`` that answers messages over the budget itself and waits for the next."""
@@ -159,6 +173,34 @@ class RateLimit:
                 await send({"type": "websocket.send", "text": frame})
 
         return counted
+
+
+class ClientAddress:
+    """Name the client (its IP, as ``RateLimit`` keys it) to the session store while its request
+    or WebSocket is served, so that ``SessionStore.create`` counts the session as the client's.
+
+    Example:
+        >>> from starlette.applications import Starlette
+        >>> from starlette.responses import PlainTextResponse
+        >>> from starlette.routing import Route
+        >>> from starlette.testclient import TestClient
+        >>> whose = Route("/", lambda request: PlainTextResponse(current_client.get()))
+        >>> TestClient(ClientAddress(Starlette(routes=[whose]))).get("/").text
+        'testclient'
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        token = current_client.set(_client_ip(scope))
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            current_client.reset(token)
 
 
 class BearerAuth:
@@ -210,6 +252,13 @@ def _route_path(scope: Scope) -> str:
 def _client_ip(scope: Scope) -> str:
     client = scope.get("client")
     return client[0] if client else "unknown"
+
+
+async def _deny_handshake(response: JSONResponse, send: Send) -> None:
+    """Answer a WebSocket handshake with ``response`` instead of accepting it."""
+    start = {"status": response.status_code, "headers": response.raw_headers}
+    await send({"type": "websocket.http.response.start", **start})
+    await send({"type": "websocket.http.response.body", "body": response.body})
 
 
 def _over(limiter: RateLimiter, wait: int) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -16,13 +16,17 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from envkit.server.access import BearerAuth, RateLimit, RateLimiter
+from envkit.server.access import BearerAuth, ClientAddress, RateLimit, RateLimiter
 from envkit.server.adapter import EnvAdapter
 from envkit.server.busy_poll import DEFAULT_BUSY_POLL_S, BusyPoll, check_window
-from envkit.server.errors import ErrorCode, ServiceError, error_payload
+from envkit.server.errors import ErrorCode, ServiceError, code_for_status, error_payload
+from envkit.server.http_limits import HEADER_TIMEOUT_S, MAX_HEADER_BYTES, HeaderLimitedProtocol
 from envkit.server.limits import MAX_BODY_BYTES, MAX_MESSAGE_BYTES, BodySizeLimit, Limits
 from envkit.server.models import ErrorResponse
+from envkit.server.origins import JsonBodies, OriginCheck, check_origins
+from envkit.server.replies import CodedErrors
 from envkit.server.routers import env, info, mcp, sessions, ws
 from envkit.server.schema_docs import publish_openapi_without_examples
 from envkit.server.service import EnvService
@@ -37,14 +41,17 @@ def create_app(
     adapter_factory: Callable[[], EnvAdapter],
     *,
     max_sessions: int = 64,
+    max_sessions_per_client: int | None = None,
     idle_timeout: float | None = 600.0,
     max_body_bytes: int = MAX_BODY_BYTES,
     max_message_bytes: int = MAX_MESSAGE_BYTES,
     clock: Callable[[], float] = time.monotonic,
     rate_limit: int | None = None,
+    forwarded_allow_ips: str | Sequence[str] | None = None,
     token: str | None = None,
     on_shutdown: Callable[[], Any] | None = None,
     busy_poll: float = DEFAULT_BUSY_POLL_S,
+    allow_origins: Sequence[str] = (),
 ) -> FastAPI:
     """An app serving ``adapter_factory()`` envs over OpenEnv's HTTP, WebSocket and MCP routes.
 
@@ -52,13 +59,24 @@ def create_app(
         adapter_factory: makes one env per session (called once more at start-up, to read the
             env's name, schemas and tools).
         max_sessions: open sessions at most, HTTP and WebSocket together.
+        max_sessions_per_client: open sessions at most per client IP, HTTP and WebSocket
+            together; one more gets 503 CAPACITY_REACHED with reason ``client_session_limit``
+            (the WebSocket: that frame, then close 1013). Closed and expired sessions free
+            theirs. None: no cap of its own (the default, as for ``rate_limit``; the ``serve``
+            commands set half of ``max_sessions``).
         idle_timeout: seconds after which an unused HTTP session closes (None: never).
         max_body_bytes: larger HTTP bodies get 413, unread.
         max_message_bytes: larger WebSocket messages close the connection (1009).
         clock: the time source of idle expiry and the rate limit (tests pass a fake one).
         rate_limit: HTTP requests plus WebSocket messages per minute and client IP, beyond which
             they get 429 (or a RATE_LIMITED error frame); None: no limit (the default, as for the
-            ``serve`` commands: every env on one machine shares its IP's budget).
+            ``serve`` commands: every env on one machine shares its IP's budget). A
+            WebSocket handshake counts as a request: over the budget it gets 429 too.
+        forwarded_allow_ips: the proxies (IPs, CIDR networks, comma-separated, or ``"*"``)
+            whose ``X-Forwarded-For`` and ``X-Forwarded-Proto`` name the client (uvicorn's
+            ``ProxyHeadersMiddleware``); from anyone else those headers are ignored. None (the
+            default): the client is always the connection's peer. The rate limit and the
+            per-client session cap count by that client.
         token: when set, every route but ``/health`` (``/docs`` and ``/openapi.json`` too) needs
             ``Authorization: Bearer <token>``: 401 without it, and WebSocket handshakes close 1008.
         on_shutdown: called once when the app stops, after every session's env is closed (to
@@ -67,12 +85,22 @@ def create_app(
         busy_poll: seconds the event loop keeps polling its sockets after each reply instead
             of sleeping (``envkit.server.busy_poll``), which a client stepping in a tight loop
             gets its next reply sooner from; 0 turns it off.
+        allow_origins: origins (``scheme://host[:port]``) whose pages may open WebSockets and
+            send POST, PUT, PATCH and DELETE, besides the server's own (``"*"``: any); others
+            get 403 FORBIDDEN_ORIGIN (``envkit.server.origins``). Every POST body must be
+            ``application/json`` (415 UNSUPPORTED_MEDIA_TYPE), and every error reply, mounted
+            apps' too, is JSON with a ``code`` (``envkit.server.replies``).
     """
     if token is not None and not token:
         raise ValueError("token must not be empty (None: no token needed)")
     check_window(busy_poll)
+    allow_origins = check_origins(allow_origins)
     store = SessionStore(
-        adapter_factory, max_sessions=max_sessions, idle_timeout=idle_timeout, clock=clock
+        adapter_factory,
+        max_sessions=max_sessions,
+        max_sessions_per_client=max_sessions_per_client,
+        idle_timeout=idle_timeout,
+        clock=clock,
     )
     service = EnvService(store)
 
@@ -98,14 +126,21 @@ def create_app(
     publish_openapi_without_examples(app)
     app.state.limits = Limits(max_body_bytes=max_body_bytes, max_message_bytes=max_message_bytes)
     app.add_middleware(BusyPoll, window=busy_poll)
+    app.add_middleware(CodedErrors)
+    app.add_middleware(JsonBodies)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
+    app.add_middleware(OriginCheck, allow_origins=allow_origins)
     if token is not None:
         app.add_middleware(BearerAuth, token=token)
     if rate_limit is not None:  # outermost: floods, and token guessing, are cut off first
         app.add_middleware(RateLimit, limiter=RateLimiter(rate_limit, clock=clock))
+    app.add_middleware(ClientAddress)
+    if forwarded_allow_ips:  # outside the rest, which then see the client the proxy names
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=forwarded_allow_ips)
     for handled in (ServiceError, ValidationError, RequestValidationError):
         app.add_exception_handler(handled, _error_response)
     app.add_exception_handler(HTTPException, _http_error_response)
+    app.add_exception_handler(Exception, _unexpected_error_response)
     for module in (info, env, sessions, ws, mcp):
         app.include_router(module.router)
     return app
@@ -115,7 +150,15 @@ def _error_responses(*, rate_limited: bool, guarded: bool) -> dict[int | str, di
     """The refusals every route may answer with, for the OpenAPI document."""
     responses: dict[int | str, dict[str, Any]] = {
         400: {"model": ErrorResponse, "description": "The body is not JSON (INVALID_JSON)"},
+        403: {
+            "model": ErrorResponse,
+            "description": "Sent by a web page of an origin not allowed (FORBIDDEN_ORIGIN)",
+        },
         413: {"model": ErrorResponse, "description": "The body is over the size limit"},
+        415: {
+            "model": ErrorResponse,
+            "description": "A POST body not declared application/json (UNSUPPORTED_MEDIA_TYPE)",
+        },
         422: {
             "model": ErrorResponse,
             "description": "Malformed request, or input the env refuses (VALIDATION_ERROR)",
@@ -138,29 +181,56 @@ async def _error_response(request: Request, error: Exception) -> JSONResponse:
 
 
 async def _http_error_response(request: Request, error: Exception) -> Response:
-    """FastAPI's own errors; a body it could not decode (not UTF-8, too deep) is INVALID_JSON."""
+    """FastAPI's and Starlette's own errors (404 and 405 from routing, 400 for a body it could
+    not decode: not UTF-8, too deep) with the code of their status."""
     assert isinstance(error, HTTPException)
     cause = error.__cause__
     if error.status_code == 400 and isinstance(cause, (ValueError, RecursionError)):
         message = f"the body is not valid JSON: {cause}"
         body = {"detail": message, "code": ErrorCode.INVALID_JSON.value}
         return JSONResponse(body, status_code=400)
-    return await http_exception_handler(request, error)
+    response = await http_exception_handler(request, error)
+    if isinstance(response, JSONResponse):  # not a 204 or 304, which have no body
+        code = code_for_status(error.status_code).value
+        body = {"detail": error.detail, "code": code}
+        return JSONResponse(body, status_code=error.status_code, headers=error.headers)
+    return response
+
+
+async def _unexpected_error_response(request: Request, error: Exception) -> JSONResponse:
+    """A bug: 500 EXECUTION_ERROR, without its text (uvicorn logs the traceback)."""
+    body = {"detail": "internal server error", "code": ErrorCode.EXECUTION_ERROR.value}
+    return JSONResponse(body, status_code=500)
 
 
 def make_server(
-    app: ASGIApp, *, host: str = "127.0.0.1", port: int = 8000, **options: Any
+    app: ASGIApp,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    max_header_bytes: int = MAX_HEADER_BYTES,
+    header_timeout: float = HEADER_TIMEOUT_S,
+    **options: Any,
 ) -> uvicorn.Server:
     """A uvicorn server for ``app``, as ``serve`` runs it (and ``benchmarks.server_throughput``
     measures it); ``options`` go to ``uvicorn.Config`` (``log_level``, ...).
+
+    - A request line and headers over ``max_header_bytes`` (default 32 KiB) get 431, and a
+      connection that has not sent them whole within ``header_timeout`` seconds (default 10)
+      of opening, or of its next request's first byte, is closed
+      (``envkit.server.http_limits``: uvicorn's own protocols cannot, see there). Passing
+      ``http=`` in ``options`` replaces that protocol, and these limits with it.
+    - uvicorn's proxy headers are off: by default it believes ``X-Forwarded-For`` from
+      127.0.0.1, so any local client could pick the IP the rate limit counts.
+      ``create_app(forwarded_allow_ips=...)`` names the proxies to believe.
 
     - A WebSocket frame over the app's message limit closes the connection (1009); an app
       without ``app.state.limits`` (not made here, or not FastAPI) gets the default limit.
     - No per-message compression: deflating every reply of ~1 KB cost ~90 us per step, a tenth
       of a served chess step (measured with a client that asks for it, as OpenEnv's does by
       default), and saves nothing that matters on the networks an env server runs on.
-    - uvicorn's ``auto`` choices take uvloop and httptools (in the ``server`` extra) when they
-      are installed, and the websockets-sansio WebSocket implementation: per step over one
+    - uvicorn's ``auto`` choices take uvloop (in the ``server`` extra) when it is installed,
+      and the websockets-sansio WebSocket implementation: per step over one
       connection, 40-60 us faster than asyncio's loop, 40-70 us faster than the legacy
       websockets and the wsproto implementations.
     """
@@ -169,8 +239,12 @@ def make_server(
         app,
         host=host,
         port=port,
-        ws_max_size=limits.max_message_bytes,
-        ws_per_message_deflate=False,
-        **options,
+        **{
+            "ws_max_size": limits.max_message_bytes,
+            "ws_per_message_deflate": False,
+            "proxy_headers": False,
+            "http": HeaderLimitedProtocol.limited(max_header_bytes, header_timeout),
+            **options,
+        },
     )
     return uvicorn.Server(config)

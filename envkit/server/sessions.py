@@ -10,6 +10,11 @@ no background task is needed. Between sweeps an expired session is still refused
 A sweep closes envs, and closing one can take milliseconds (quitting a Stockfish process: 5-7 ms),
 so the event loop's entry, ``use(..., wait=False)``, never sweeps: calls on worker threads do.
 
+A client (its address, as ``current_client`` holds it for the request or WebSocket in hand)
+holds at most ``max_sessions_per_client`` of the sessions, so one flood of resets cannot take
+every slot; over it ``create`` raises ``ClientSessionLimitError``. Closing, or expiry, frees a
+client's slot as it frees the store's.
+
 Env calls run in worker threads: ``use`` holds the session's lock for the whole call, so two
 requests on one session never interleave, while other sessions go on in parallel. A step of an
 env that never blocks may run on the event loop instead: ``use(..., wait=False)`` then takes the
@@ -23,15 +28,36 @@ import math
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from envkit.server.adapter import EnvAdapter
 from envkit.server.errors import CapacityError, UnknownSessionError
 
-__all__ = ["Session", "SessionBusyError", "SessionStore"]
+__all__ = [
+    "ClientSessionLimitError",
+    "Session",
+    "SessionBusyError",
+    "SessionStore",
+    "current_client",
+]
 
 logger = logging.getLogger(__name__)
+
+CLIENT_SESSION_LIMIT = "client_session_limit"
+
+current_client: ContextVar[str | None] = ContextVar("current_client", default=None)
+"""The address of the client whose request or WebSocket is being served; set by
+``envkit.server.access.ClientAddress`` and copied into the worker threads the routes use, so that
+``SessionStore.create`` knows whose session it opens without every route passing it on."""
+
+
+class ClientSessionLimitError(CapacityError):
+    """One client holds its share of the sessions: 503 CAPACITY_REACHED, with ``reason``
+    ``client_session_limit`` (a subclass, so that every route and client that handles a full
+    store handles this too: the WebSocket closes 1013, MCP answers its server error)."""
 
 
 class SessionBusyError(Exception):
@@ -52,6 +78,7 @@ class Session:
     adapter: EnvAdapter
     id: str = field(default_factory=lambda: str(uuid.uuid4()))
     pinned: bool = False
+    owner: str | None = None
     episode_id: str | None = None
     step_count: int = 0
     last_used: float = 0.0
@@ -86,6 +113,9 @@ class SessionStore:
     Args:
         factory: makes the env of a new session.
         max_sessions: open sessions at most (default 64).
+        max_sessions_per_client: open sessions at most per client address (None: no cap of
+            its own, the default; ``serve`` sets half of ``max_sessions``). Sessions opened with
+            no client known (``current_client`` unset) are not counted against any client.
         idle_timeout: seconds after which an unused, unpinned session closes (None: never;
             default 600).
         clock: seconds, for idle time (default ``time.monotonic``; tests pass a fake one).
@@ -111,43 +141,71 @@ class SessionStore:
         factory: Callable[[], EnvAdapter],
         *,
         max_sessions: int = 64,
+        max_sessions_per_client: int | None = None,
         idle_timeout: float | None = 600.0,
         clock: Callable[[], float] = time.monotonic,
         sweep_interval: float | None = None,
     ) -> None:
         if max_sessions < 1:
             raise ValueError(f"max_sessions must be at least 1, got {max_sessions}")
+        if max_sessions_per_client is not None and max_sessions_per_client < 1:
+            raise ValueError(
+                f"max_sessions_per_client must be at least 1 or None, got {max_sessions_per_client}"
+            )
         if idle_timeout is not None and idle_timeout <= 0:
             raise ValueError(f"idle_timeout must be positive or None, got {idle_timeout}")
         if sweep_interval is not None and sweep_interval <= 0:
             raise ValueError(f"sweep_interval must be positive or None, got {sweep_interval}")
         self.factory, self.max_sessions, self.idle_timeout = factory, max_sessions, idle_timeout
+        self.max_sessions_per_client = max_sessions_per_client
         self.clock = clock
         if sweep_interval is None and idle_timeout is not None:
             sweep_interval = min(idle_timeout / 10, 1.0)
         self.sweep_interval = sweep_interval
         self._next_sweep = -math.inf
         self._sessions: dict[str, Session] = {}
+        self._owned: Counter[str] = Counter()  # open sessions per client address
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def create(self, *, pinned: bool = False) -> Session:
-        """A new session with a fresh env, or ``CapacityError`` when every slot is taken."""
+    def owned(self, client: str) -> int:
+        """How many open sessions ``client`` holds."""
+        return self._owned[client]
+
+    def create(self, *, pinned: bool = False, owner: str | None = None) -> Session:
+        """A new session with a fresh env, or ``CapacityError`` when every slot is taken
+        (``ClientSessionLimitError`` when ``owner``, by default ``current_client``, holds its
+        share)."""
+        owner = owner if owner is not None else current_client.get()
         self._sweep_if_due()
-        if len(self._sessions) >= self.max_sessions:
+        if len(self._sessions) >= self.max_sessions or self._over_share(owner):
             self.expire_idle()  # an expired session must not hold the slot until the next sweep
         with self._lock:
-            if len(self._sessions) >= self.max_sessions:
-                raise CapacityError(
-                    f"all {self.max_sessions} sessions are in use; close one (DELETE "
-                    "/sessions/{id}, or close a WebSocket) or wait for idle ones to expire"
-                    + (f" after {self.idle_timeout:g} s" if self.idle_timeout else "")
-                )
-            session = Session(self.factory(), pinned=pinned, last_used=self.clock())
+            self._check_room(owner)
+            session = Session(self.factory(), pinned=pinned, owner=owner, last_used=self.clock())
             self._sessions[session.id] = session
+            if owner is not None:
+                self._owned[owner] += 1
         return session
+
+    def _over_share(self, owner: str | None) -> bool:
+        cap = self.max_sessions_per_client
+        return owner is not None and cap is not None and self._owned[owner] >= cap
+
+    def _check_room(self, owner: str | None) -> None:
+        """Raise why no session can open now (the caller holds ``_lock``)."""
+        wait = "close one (DELETE /sessions/{id}, or close a WebSocket) or wait for idle ones"
+        wait += f" to expire after {self.idle_timeout:g} s" if self.idle_timeout else " to expire"
+        if self._over_share(owner):
+            raise ClientSessionLimitError(
+                f"this client ({owner}) holds {self.max_sessions_per_client} sessions, the most "
+                f"one client may (--max-sessions-per-client); {wait}",
+                reason=CLIENT_SESSION_LIMIT,
+            )
+        if len(self._sessions) >= self.max_sessions:
+            raise CapacityError(f"all {self.max_sessions} sessions are in use; {wait}")
 
     def attach(self, session_id: str) -> Session:
         """Pin an open session to one WebSocket until ``detach``; a second one is refused."""
@@ -209,6 +267,8 @@ class SessionStore:
         """Close the session once its current call is done; False if there was none."""
         with self._lock:
             session = self._sessions.pop(session_id, None)
+            if session is not None:
+                self._disown(session)
         if session is None:
             return False
         with session.lock:
@@ -219,6 +279,7 @@ class SessionStore:
         """Close every session (the server is stopping)."""
         with self._lock:
             sessions, self._sessions = list(self._sessions.values()), {}
+            self._owned.clear()
         for session in sessions:
             with session.lock:
                 self._shut(session)
@@ -236,6 +297,7 @@ class SessionStore:
                     continue
                 if session.lock.acquire(blocking=False):
                     del self._sessions[session.id]
+                    self._disown(session)
                     expired.append(session)
         for session in expired:
             self._shut(session)
@@ -262,7 +324,16 @@ class SessionStore:
         with self._lock:
             if self._sessions.get(session.id) is session:
                 del self._sessions[session.id]
+                self._disown(session)
         self._shut(session)
+
+    def _disown(self, session: Session) -> None:
+        """Free the owner's slot of a session just taken out of the store (under ``_lock``)."""
+        if session.owner is None:
+            return
+        self._owned[session.owner] -= 1
+        if not self._owned[session.owner]:
+            del self._owned[session.owner]  # forget clients with nothing open: bounded memory
 
     @staticmethod
     def _shut(session: Session) -> None:

@@ -3,7 +3,8 @@
 ``live_address(app)`` yields the address; ``live_server(app)`` also yields the uvicorn server,
 for tests that stop it themselves (``server.should_exit = True``) while requests are in flight;
 ``live_command("chess_env", ...)`` runs ``python -m chess_env serve ...`` as users do, in a
-subprocess, and yields its address.
+subprocess, and yields its address; ``live_process`` yields the process too (to read its memory:
+``rss_kib(process.pid)``).
 
 pytest runs with ``--import-mode=importlib``, so a test module puts ``tests/support`` on
 ``sys.path`` before importing this (as with ``chat_server``).
@@ -26,7 +27,7 @@ import uvicorn
 
 from envkit.server import make_server
 
-__all__ = ["live_address", "live_command", "live_server"]
+__all__ = ["live_address", "live_command", "live_process", "live_server", "rss_kib"]
 
 
 @contextmanager
@@ -59,6 +60,13 @@ def live_address(app: Any, **options: Any) -> Iterator[str]:
 def live_command(module: str, *flags: str) -> Iterator[str]:
     """Run ``python -m MODULE serve --port PORT FLAGS...`` on a free port of 127.0.0.1 until its
     ``/health`` answers; yields ``"127.0.0.1:PORT"``. On exit the server is terminated."""
+    with live_process(module, *flags) as (_, address):
+        yield address
+
+
+@contextmanager
+def live_process(module: str, *flags: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``live_command``, yielding the server's process and its address."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -67,7 +75,7 @@ def live_command(module: str, *flags: str) -> Iterator[str]:
         server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errors)
         try:
             _wait_for_health(server, port, errors)
-            yield f"127.0.0.1:{port}"
+            yield server, f"127.0.0.1:{port}"
         finally:
             server.terminate()
             server.wait(timeout=10)
@@ -85,3 +93,12 @@ def _wait_for_health(server: subprocess.Popen[bytes], port: int, errors: Any) ->
                 raise AssertionError(f"the server exited: {errors.read().decode()}") from None
             assert time.monotonic() < deadline, "the server did not come up"
             time.sleep(0.1)
+
+
+def rss_kib(pid: int) -> int:
+    """The resident memory of process ``pid`` in KiB (``VmRSS`` of ``/proc/PID/status``)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise LookupError(f"no VmRSS for process {pid}")

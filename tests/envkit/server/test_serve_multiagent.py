@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from envkit.server.access import RateLimit
 from multiagent.__main__ import main
 
-TOKEN = "s3cret-token"
+TOKEN = "s3cret-token-0123456789"
 
 
 def serve_app(monkeypatch: pytest.MonkeyPatch, *argv: str) -> FastAPI:

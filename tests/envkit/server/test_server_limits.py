@@ -1,4 +1,5 @@
-"""Access limits of the server: the rate limit per client IP, the bearer token, and shutdown."""
+"""Access limits of the server: the rate limit per client IP, the session cap per client, the
+bearer token, the serve flags, and shutdown. Live attacks are in ``test_server_attacks``."""
 
 from __future__ import annotations
 
@@ -8,13 +9,17 @@ from typing import Any
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from starlette.testclient import WebSocketDenialResponse
 from starlette.websockets import WebSocketDisconnect
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from chess_env.__main__ import main
 from chess_env.server import create_chess_app
+from envkit.server import make_server
 from envkit.server.access import RateLimit, RateLimiter
+from envkit.server.http_limits import HEADER_TIMEOUT_S, MAX_HEADER_BYTES
 
-TOKEN = "s3cret-token"
+TOKEN = "s3cret-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
@@ -82,8 +87,8 @@ def test_no_rate_limit_by_default() -> None:
 
 
 def test_websocket_messages_over_the_limit_get_an_error_frame(clock: FakeClock) -> None:
-    client = TestClient(create_chess_app(rate_limit=2, clock=clock))
-    with client.websocket_connect("/ws") as ws:  # the handshake is not a message
+    client = TestClient(create_chess_app(rate_limit=3, clock=clock))
+    with client.websocket_connect("/ws") as ws:  # the handshake is one of the 3
         ws.send_text(json.dumps({"type": "reset", "data": {"seed": 1}}))
         assert ws.receive_json()["type"] == "observation"
         ws.send_text(json.dumps({"type": "step", "data": {"move": "e2e4"}}))
@@ -92,20 +97,33 @@ def test_websocket_messages_over_the_limit_get_an_error_frame(clock: FakeClock) 
         refused = ws.receive_json()
         assert refused["type"] == "error"
         assert refused["data"]["code"] == "RATE_LIMITED"
-        assert refused["data"]["retry_after"] == 30
-        clock.now += 30  # the connection stayed open, and the refused move was not played
+        assert refused["data"]["retry_after"] == 20
+        clock.now += 20  # the connection stayed open, and the refused move was not played
         ws.send_text(json.dumps({"type": "state"}))
         assert ws.receive_json()["data"]["step_count"] == 1
 
 
 def test_websocket_messages_and_http_requests_share_the_budget(clock: FakeClock) -> None:
-    client = TestClient(create_chess_app(rate_limit=2, clock=clock))
+    client = TestClient(create_chess_app(rate_limit=3, clock=clock))
     client.get("/metadata")
     with client.websocket_connect("/ws") as ws:
         ws.send_text(json.dumps({"type": "state"}))
         assert ws.receive_json()["type"] == "state"
         ws.send_text(json.dumps({"type": "state"}))
         assert ws.receive_json()["data"]["code"] == "RATE_LIMITED"
+
+
+def test_a_websocket_handshake_over_the_budget_gets_429(clock: FakeClock) -> None:
+    app = create_chess_app(rate_limit=2, clock=clock)
+    client = TestClient(app)
+    client.get("/metadata")
+    with client.websocket_connect("/ws"):
+        pass
+    with pytest.raises(WebSocketDenialResponse) as refused, client.websocket_connect("/ws"):
+        pass
+    assert refused.value.status_code == 429 and refused.value.headers["Retry-After"] == "30"
+    assert refused.value.json()["code"] == "RATE_LIMITED"
+    assert len(app.state.env_service.store) == 0  # the refused handshake opened no session
 
 
 def test_the_limiter_forgets_clients_whose_bucket_refilled(clock: FakeClock) -> None:
@@ -131,6 +149,56 @@ def test_the_limiter_refuses_nonsense() -> None:
         RateLimiter(0)
     with pytest.raises(ValueError, match="period > 0"):
         RateLimiter(5, period=0)
+
+
+# -- sessions per client -----------------------------------------------------------------------
+
+
+def capped(**settings: Any) -> FastAPI:
+    return create_chess_app(max_sessions=6, max_sessions_per_client=2, **settings)
+
+
+def test_http_and_websocket_sessions_share_a_client_s_cap() -> None:
+    app = capped()
+    client = TestClient(app, client=("10.0.0.1", 1))
+    assert client.post("/reset", json={}).status_code == 200
+    with client.websocket_connect("/ws") as ws:
+        ws.send_text(json.dumps({"type": "reset", "data": {}}))
+        assert ws.receive_json()["type"] == "observation"
+        refused = client.post("/reset", json={})
+        assert refused.status_code == 503
+        assert refused.json()["reason"] == "client_session_limit"
+    assert client.post("/reset", json={}).status_code == 200  # the closed WebSocket freed one
+    other = TestClient(app, client=("10.0.0.2", 1))
+    assert [other.post("/reset", json={}).status_code for _ in range(3)] == [200, 200, 503]
+    assert app.state.env_service.store.owned("10.0.0.1") == 2
+
+
+def test_expired_sessions_free_their_client_s_slots(clock: FakeClock) -> None:
+    app = capped(idle_timeout=60, clock=clock)
+    client = TestClient(app)
+    assert [client.post("/reset", json={}).status_code for _ in range(3)] == [200, 200, 503]
+    clock.now += 61
+    assert [client.post("/reset", json={}).status_code for _ in range(3)] == [200, 200, 503]
+
+
+def test_a_full_server_still_says_so() -> None:
+    app = create_chess_app(max_sessions=2, max_sessions_per_client=2)
+    TestClient(app, client=("10.0.0.1", 1)).post("/reset", json={})
+    full = TestClient(app, client=("10.0.0.2", 1))
+    full.post("/reset", json={})
+    refused = full.post("/reset", json={})
+    assert refused.json()["code"] == "CAPACITY_REACHED" and "reason" not in refused.json()
+    assert "all 2 sessions are in use" in refused.json()["detail"]
+
+
+def test_the_cap_counts_the_client_a_named_proxy_names() -> None:
+    app = capped(forwarded_allow_ips="10.0.0.9")
+    proxy = TestClient(app, client=("10.0.0.9", 1))
+    for n in range(3):
+        forwarded = {"X-Forwarded-For": f"192.0.2.{n}"}
+        assert proxy.post("/reset", json={}, headers=forwarded).status_code == 200
+    assert app.state.env_service.store.owned("192.0.2.0") == 1
 
 
 # -- bearer token -------------------------------------------------------------------------------
@@ -237,8 +305,68 @@ def test_serve_reads_the_token_from_the_environment(monkeypatch: pytest.MonkeyPa
     client = TestClient(serve_app(monkeypatch))
     assert client.get("/metadata").status_code == 401
     assert client.get("/metadata", headers=AUTH).status_code == 200
-    flag = TestClient(serve_app(monkeypatch, "--token", "other"))
-    assert flag.get("/metadata", headers={"Authorization": "Bearer other"}).status_code == 200
+    other = "another-token-of-16+"
+    flag = TestClient(serve_app(monkeypatch, "--token", other))
+    assert flag.get("/metadata", headers={"Authorization": f"Bearer {other}"}).status_code == 200
+
+
+@pytest.mark.parametrize("token", ["short", "x" * 15])
+def test_serve_refuses_a_short_token(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], token: str
+) -> None:
+    monkeypatch.delenv("POLYARENA_TOKEN", raising=False)
+    with pytest.raises(SystemExit) as flag:
+        serve_app(monkeypatch, "--token", token)
+    assert flag.value.code == 2
+    assert "--token must be at least 16 characters" in capsys.readouterr().err
+    monkeypatch.setenv("POLYARENA_TOKEN", token)
+    with pytest.raises(SystemExit) as variable:
+        serve_app(monkeypatch)
+    assert variable.value.code == 2
+    assert "$POLYARENA_TOKEN must be at least 16" in capsys.readouterr().err
+
+
+def test_serve_can_generate_a_token(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    client = TestClient(serve_app(monkeypatch, "--token", "generate"))
+    token = capsys.readouterr().err.split("bearer token: ")[1].strip()
+    assert len(token) >= 40  # 32 random bytes
+    assert client.get("/metadata").status_code == 401
+    auth = {"Authorization": f"Bearer {token}"}
+    assert client.get("/metadata", headers=auth).status_code == 200
+
+
+def test_serve_caps_a_client_at_half_the_sessions(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("POLYARENA_TOKEN", raising=False)
+    store = serve_app(monkeypatch).state.env_service.store
+    assert (store.max_sessions, store.max_sessions_per_client) == (64, 32)
+    store = serve_app(monkeypatch, "--max-sessions-per-client", "5").state.env_service.store
+    assert store.max_sessions_per_client == 5
+
+
+def test_serve_believes_forwarded_headers_only_from_named_proxies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("POLYARENA_TOKEN", raising=False)
+    assert not proxies_of(serve_app(monkeypatch))
+    named = serve_app(monkeypatch, "--forwarded-allow-ips", "10.0.0.9,10.1.0.0/16")
+    assert proxies_of(named) == ["10.0.0.9,10.1.0.0/16"]
+
+
+def proxies_of(app: FastAPI) -> list[Any]:
+    return [
+        m.kwargs["trusted_hosts"] for m in app.user_middleware if m.cls is ProxyHeadersMiddleware
+    ]
+
+
+def test_make_server_trusts_no_proxy_and_limits_headers() -> None:
+    config = make_server(create_chess_app(), port=0).config
+    assert config.proxy_headers is False
+    assert config.http.max_header_bytes == MAX_HEADER_BYTES == 32 * 1024
+    assert config.http.header_timeout == HEADER_TIMEOUT_S == 10.0
+    config = make_server(create_chess_app(), port=0, max_header_bytes=100, header_timeout=1).config
+    assert (config.http.max_header_bytes, config.http.header_timeout) == (100, 1)
 
 
 def test_serve_has_no_rate_limit_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
