@@ -197,8 +197,6 @@ class Session:
 
     def _open(self, *, restore: bool) -> Steps:
         """A new connection, with the episode replayed on it when ``restore``."""
-        from websockets.exceptions import InvalidHandshake, InvalidStatus
-
         episode = self.episode if restore else None
         if episode is not None and not episode.seeded:
             self.episode = None
@@ -206,16 +204,8 @@ class Session:
                 "the connection dropped mid-episode and the episode was reset without a seed, so "
                 "replaying it could not give the same episode; reset to start a new one"
             )
-        try:
-            connection = yield Open()
-        except InvalidStatus as error:
-            response = error.response
-            if response.status_code < 500:  # refused (a bad token), not down: retrying won't help
-                body = response.body.decode(errors="replace")
-                raise http_error(response.status_code, body) from None
-            raise DropError(f"the handshake got HTTP {response.status_code}") from error
-        except (InvalidHandshake, OSError) as error:  # TimeoutError is an OSError
-            raise DropError(f"cannot connect: {str(error) or type(error).__name__}") from error
+        wait = self.rate_limit_wait
+        connection = yield from waiting_out_rate_limits(self._connect, wait, self.url)
         if episode is None:
             return connection
         try:
@@ -226,6 +216,24 @@ class Session:
         self.restored += 1
         logger.info("%s: episode restored (%d steps replayed)", self.url, len(episode.sent) - 1)
         return connection
+
+    @staticmethod
+    def _connect() -> Steps:
+        """A new connection; a handshake refused over the rate limit raises its 429 (with its
+        Retry-After), which ``_open`` waits out as it would a refused message."""
+        from websockets.exceptions import InvalidHandshake, InvalidStatus
+
+        try:
+            return (yield Open())
+        except InvalidStatus as error:
+            response = error.response
+            if response.status_code < 500:  # refused (a bad token, over the rate limit), not down
+                body = response.body.decode(errors="replace")
+                retry_after = response.headers.get("Retry-After")
+                raise http_error(response.status_code, body, retry_after) from None
+            raise DropError(f"the handshake got HTTP {response.status_code}") from error
+        except (InvalidHandshake, OSError) as error:  # TimeoutError is an OSError
+            raise DropError(f"cannot connect: {str(error) or type(error).__name__}") from error
 
     def _replay(self, connection: Any, episode: Episode) -> Steps:
         steps = len(episode.sent) - 1

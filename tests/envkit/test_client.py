@@ -348,7 +348,7 @@ def test_http_errors_carry_the_servers_code(counter: str) -> None:
         )
     with EnvClient(counter + "/nowhere") as client, pytest.raises(ServerError) as missing:
         client.health()
-    assert (missing.value.code, missing.value.message) == ("HTTP_404", "Not Found")
+    assert (missing.value.code, missing.value.message) == ("NOT_FOUND", "Not Found")
 
 
 def test_http_reset_replaces_an_expired_session(counter: str) -> None:
@@ -698,7 +698,8 @@ def test_ws_waits_out_the_rate_limit_and_sends_the_refused_message_again(
     results, state = asyncio.run(scenario())
     assert [r.observation["count"] for r in results] == [0, 1, 2, 3, 4]
     assert state["step_count"] == 4  # each refused step was played once, when sent again
-    assert clock.slept == [20.0, 20.0, 20.0]  # the third and fourth steps, the state
+    # The handshake is one of the 3 calls: the second, third and fourth steps, the state wait.
+    assert clock.slept == [20.0, 20.0, 20.0, 20.0]
 
 
 def test_ws_replay_after_a_drop_waits_out_the_rate_limit(
@@ -721,7 +722,7 @@ def test_ws_replay_after_a_drop_waits_out_the_rate_limit(
     assert counts(dropped) == counts(reference)  # every replayed reply matched its digest
     # Waits of 20 s (besides the reconnection's): the replayed reset and step, the step sent again
     # on the new connection, and the last one.
-    assert clock.slept.count(20.0) == 4
+    assert clock.slept.count(20.0) == 6  # and the two handshakes
 
 
 def test_a_wait_past_rate_limit_wait_is_not_begun(
@@ -732,13 +733,13 @@ def test_a_wait_past_rate_limit_wait_is_not_begun(
     async def scenario() -> None:
         async with ws_client(base_url, backoff=FAST, rate_limit_wait=10) as client:
             on_clock(client, clock)
-            await play(client, 2, seed=3, target=10)
+            await play(client, 1, seed=3, target=10)  # the handshake was the first call
             with pytest.raises(ServerError) as refused:
                 await client.step({"delta": 1})
             assert (refused.value.code, refused.value.retry_after) == ("RATE_LIMITED", 20)
             assert "the 20 s asked for would pass rate_limit_wait=10 s" in refused.value.message
             clock.now += 20  # the connection and the episode are still there
-            assert (await client.step({"delta": 1})).observation["count"] == 3
+            assert (await client.step({"delta": 1})).observation["count"] == 2
 
     asyncio.run(scenario())
     assert clock.slept == []
