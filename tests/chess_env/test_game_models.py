@@ -6,8 +6,10 @@ from __future__ import annotations
 import io
 import os
 import random
+import sys
 import uuid
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import TypeVar
 
 import chess
@@ -31,6 +33,9 @@ from chess_env.game import (
 )
 from chess_env.move_parsing import MoveParseError
 from chess_env.pgn import tag_value
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+from forged_pgn import FORGED, read_games
 
 T0 = datetime(2025, 10, 25, 10, 0, tzinfo=timezone.utc)
 AGENT = {"personality": "balanced", "model_name": "m", "system_prompt": "Play well."}
@@ -435,19 +440,11 @@ PGN_BREAKERS = st.sampled_from(
     ['"', "\\", "]", "[", "\n", "\r", "\u2028", "\x85", "\x0b", "\ud800", "%"]
 )
 NAMES = st.text(st.one_of(PGN_BREAKERS, st.characters()), min_size=1, max_size=50)
-FORGED = 'Eve"]\n[Result "1-0"]\n\n1. e4 1-0\n\n[Event "forged'
-
-
-def read_all(text: str) -> list[chess.pgn.Game]:
-    stream, games = io.StringIO(text), []
-    while (game := chess.pgn.read_game(stream)) is not None:
-        games.append(game)
-    return games
 
 
 def test_a_name_cannot_forge_a_second_game_in_the_pgn() -> None:
     game = Game.new(WHITE.model_copy(update={"name": FORGED[:50]}), BLACK, at=T0)
-    (parsed,) = read_all(game.to_pgn())
+    (parsed,) = read_games(game.to_pgn())
     assert parsed.headers["White"] == "Eve'] [Result '1-0']  1. e4 1-0  [Event 'forged"[:50]
     assert parsed.headers["Result"] == "*" and parsed.headers["GameId"] == game.game_id
 
@@ -464,8 +461,8 @@ def test_any_player_names_read_back_as_one_game_with_those_names(white: str, bla
     )
     text = game.to_pgn()
     text.encode("utf-8")  # the archive writes it as UTF-8: no lone surrogate is left
-    (parsed,) = read_all(text)
-    assert len(read_all(f"{text}\n\n{text}")) == 2  # as games.pgn appends them
+    (parsed,) = read_games(text)
+    assert len(read_games(f"{text}\n\n{text}")) == 2  # as games.pgn appends them
     assert (parsed.headers["White"], parsed.headers["Black"]) == (
         tag_value(white),
         tag_value(black),

@@ -3,7 +3,8 @@ model's ``to_pgn`` is tested with the models; training's evaluation in tests/tra
 
 from __future__ import annotations
 
-import io
+import sys
+from pathlib import Path
 
 import chess
 import chess.pgn
@@ -13,14 +14,8 @@ from chess_env.evaluation import GameRecord, _pgn
 from chess_env.pgn import set_tags, tag_value
 from chess_env.play import play_game
 
-FORGED = 'Eve"]\n[Result "1-0"]\n\n1. e4 1-0\n\n[Event "forged'
-
-
-def read_all(text: str) -> list[chess.pgn.Game]:
-    stream, games = io.StringIO(text), []
-    while (game := chess.pgn.read_game(stream)) is not None:
-        games.append(game)
-    return games
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+from forged_pgn import FORGED, read_games
 
 
 @pytest.mark.parametrize(
@@ -40,7 +35,7 @@ def test_tag_value_keeps_text_and_spaces_what_breaks_a_tag(text: str, safe: str)
     assert tag_value(text) == safe
     game = chess.pgn.Game()
     set_tags(game, White=text)
-    (parsed,) = read_all(str(game))
+    (parsed,) = read_games(str(game))
     assert parsed.headers["White"] == safe
 
 
@@ -57,7 +52,7 @@ def test_the_evaluation_pgn_is_one_game_whatever_the_names() -> None:
         timed_out=False,
         thinking_time=0.0,
     )
-    (parsed,) = read_all(_pgn(chess.Board(), record, FORGED, "random\n[Result", 1))
+    (parsed,) = read_games(_pgn(chess.Board(), record, FORGED, "random\n[Result", 1))
     assert parsed.headers["White"] == tag_value(FORGED)
     assert parsed.headers["Black"] == "random [Result"
     assert parsed.headers["Result"] == "0-1"
@@ -65,6 +60,6 @@ def test_the_evaluation_pgn_is_one_game_whatever_the_names() -> None:
 
 def test_a_played_game_s_pgn_is_one_game_whatever_its_event() -> None:
     played = play_game("random", "random", seed=1, max_plies=4, event=FORGED)
-    (parsed,) = read_all(str(played.pgn))
+    (parsed,) = read_games(str(played.pgn))
     assert parsed.headers["Event"] == tag_value(FORGED) and parsed.headers["Result"] == "*"
     assert len(list(parsed.mainline_moves())) == 4

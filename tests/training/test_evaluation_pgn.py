@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import sys
+from pathlib import Path
 
 import chess.pgn
 
@@ -10,7 +12,8 @@ from chess_env import ChessEnv
 from chess_env.pgn import tag_value
 from training.evaluation import _pgn
 
-FORGED = 'Eve"]\n[Result "1-0"]\n\n1. e4 1-0\n\n[Event "forged'
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+from forged_pgn import FORGED
 
 
 def test_the_evaluation_pgn_is_one_game_whatever_the_names() -> None:
