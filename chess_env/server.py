@@ -423,7 +423,10 @@ def create_chess_app(
 
     manager = StateManager(max_games, idle_timeout=game_idle_timeout, archive_dir=archive_dir)
     games = create_chess_service_app(
-        state_manager=manager, cleanup_interval=cleanup_interval, listing=listing
+        state_manager=manager,
+        cleanup_interval=cleanup_interval,
+        listing=listing,
+        allow_origins=settings.get("allow_origins", ()),  # its own checks agree with the parent's
     )
     # A mounted app's lifespan does not run: the parent closes the service instead.
     closing = functools.partial(close_service, games.state.chess_service)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
 from fastapi import APIRouter, FastAPI, Request
@@ -26,6 +26,8 @@ from chess_env.service.moves import moves_router
 from envkit.server.errors import ErrorCode, ServiceError, error_payload
 from envkit.server.limits import BodySizeLimit, Limits
 from envkit.server.models import ErrorResponse
+from envkit.server.origins import JsonBodies, OriginCheck
+from envkit.server.replies import CodedErrors
 from envkit.server.schema_docs import publish_openapi_without_examples
 
 __all__ = ["ARCHIVE_RETRY_AFTER", "close_service", "create_chess_service_app", "router"]
@@ -46,6 +48,7 @@ def create_chess_service_app(
     max_games: int = 100,
     cleanup_interval: float = 60.0,
     listing: Listing = "public",
+    allow_origins: Sequence[str] = (),
 ) -> FastAPI:
     """The chess service as an app; ``close_service`` (which closes ``state_manager``,
     archiving its games, and logs by id those it could not) runs when the app shuts down.
@@ -59,6 +62,10 @@ def create_chess_service_app(
             time itself is the state manager's ``idle_timeout``.
         listing: which games ``GET /games`` shows: "all", "public" (default: those created
             public) or "off" (403).
+        allow_origins: origins besides the app's own whose pages may create games and move
+            (``envkit.server.origins``): the app refuses other origins' state-changing requests
+            and WebSocket handshakes (403), bodies not declared JSON (415), and gives every
+            error a code, on its own as mounted in ``envkit.server`` apps, which check the same.
     """
     if state_manager is not None and archive_dir is not None:
         raise ValueError("archive_dir is for the default StateManager; set it on yours instead")
@@ -82,7 +89,10 @@ def create_chess_service_app(
     publish_openapi_without_examples(app)
     # As envkit.server's apps have: envkit.server.make_server reads the WebSocket frame limit.
     app.state.limits = Limits()
+    app.add_middleware(CodedErrors)
+    app.add_middleware(JsonBodies)
     app.add_middleware(BodySizeLimit, max_bytes=app.state.limits.max_body_bytes)
+    app.add_middleware(OriginCheck, allow_origins=allow_origins)
     for handled in (ServiceError, ValidationError, RequestValidationError):
         app.add_exception_handler(handled, _error_response)
     app.add_exception_handler(ArchiveError, _archive_unavailable)

@@ -209,3 +209,25 @@ def test_serve_allow_origin_names_the_origins_pages_may_post_from() -> None:
         url = f"http://{address}/reset"
         assert httpx.post(url, json={}, headers={"Origin": VIEWER}).status_code == 200
         assert httpx.post(url, json={}, headers={"Origin": EVIL}).status_code == 403
+
+
+def test_the_standalone_service_app_checks_origins_bodies_and_codes_too() -> None:
+    """Served on its own (not under serve --service), the chess service refuses the same."""
+    from fastapi.testclient import TestClient
+
+    from chess_env.service import create_chess_service_app
+
+    body = {"white": {"player": "remote", "name": "A"}, "black": {"player": "random", "name": "R"}}
+    allowed = "http://viewer.example"
+    app = create_chess_service_app(allow_origins=[allowed], listing="all")
+    with TestClient(app) as client:
+        hostile = client.post("/games", json=body, headers={"Origin": "http://evil.example"})
+        assert (hostile.status_code, hostile.json()["code"]) == (403, "FORBIDDEN_ORIGIN")
+        plain = client.post("/games", content="{}", headers={"Content-Type": "text/plain"})
+        assert (plain.status_code, plain.json()["code"]) == (415, "UNSUPPORTED_MEDIA_TYPE")
+        missing = client.get("/nowhere")
+        assert (missing.status_code, missing.json()["code"]) == (404, "NOT_FOUND")
+        assert client.get("/games").json() == []  # nothing refused was created
+        created = client.post("/games", json=body, headers={"Origin": allowed})
+        assert created.status_code == 201, created.text
+        assert len(client.get("/games").json()) == 1
