@@ -119,10 +119,9 @@ def _play(args: argparse.Namespace) -> int:
         print(f"{number} {before.san(move)}", flush=True)
         if args.render == "svg":
             args.svg.write_text(render_svg(board), encoding="utf-8")
-        elif args.render == "ansi" and (not humans or game.is_over):  # a person's prompt
-            print(
-                render_ansi(board, next(iter(humans), chess.WHITE)) + "\n", flush=True
-            )  # shows it
+        elif args.render == "ansi" and (not humans or game.is_over):
+            # A person's own prompt shows the board before their move.
+            print(render_ansi(board, next(iter(humans), chess.WHITE)) + "\n", flush=True)
 
     played = play_game(
         args.white,

@@ -179,9 +179,10 @@ def make_text_agent(
         >>> make_text_agent("alphabeta:1").name
         'alphabeta:1'
     """
-    if isinstance(player, str) and parse_player(player).kind == "openai":
+    spec = parse_player(player) if isinstance(player, str) else None
+    if spec is not None and spec.kind == "openai":
         return llm_agent(
-            parse_player(player),
+            spec,
             base_url=base_url,
             api_key_env=api_key_env,
             timeout_seconds=timeout_seconds,

@@ -164,10 +164,7 @@ class ChessEnv(OpponentEpisode):
 
     def action_masks(self) -> np.ndarray:
         """The (4672,) bool mask of the agent's legal actions (all False once the episode ended)."""
-        game = self._require_game()
-        if self._ended_by is not None:
-            return np.zeros(ACTION_SIZE, dtype=bool)
-        return game.action_mask()
+        return self._mask(bool)
 
     def render(self) -> str | np.ndarray | None:
         orientation = self._agent if self.perspective == "side_to_move" else chess.WHITE
@@ -180,12 +177,12 @@ class ChessEnv(OpponentEpisode):
         if self.render_mode == "human":
             self.render()
 
-    def _int8_mask(self) -> np.ndarray:
-        """A fresh (4672,) int8 mask of the agent's legal actions (zeros once the episode ended)."""
-        mask = np.zeros(ACTION_SIZE, dtype=np.int8)
-        if self._ended_by is None:
-            mask[self._require_game().legal_actions] = 1
-        return mask
+    def _mask(self, dtype: type) -> np.ndarray:
+        """A fresh (4672,) mask of the agent's legal actions (zeros once the episode ended)."""
+        game = self._require_game()
+        if self._ended_by is not None:
+            return np.zeros(ACTION_SIZE, dtype=dtype)
+        return game.action_mask(dtype)
 
     def _illegal_step(self, reason: str) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self.illegal_action == "terminate":
@@ -201,7 +198,7 @@ class ChessEnv(OpponentEpisode):
         board = game.observation(perspective)  # type: ignore[arg-type]
         if self.obs_mode == "board":
             return board
-        return {"board": board, "action_mask": self._int8_mask()}
+        return {"board": board, "action_mask": self._mask(np.int8)}
 
     def _info(self, opponent_move: chess.Move | None) -> dict[str, Any]:
         game = self._require_game()
@@ -213,7 +210,7 @@ class ChessEnv(OpponentEpisode):
             "opponent_move": opponent_move.uci() if opponent_move else None,
             "ply": game.board.ply(),
             "legal_moves": [] if over else game.legal_uci,
-            "action_mask": self._int8_mask(),
+            "action_mask": self._mask(np.int8),
             "agent_color": "white" if self._agent else "black",
         }
 

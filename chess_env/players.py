@@ -100,7 +100,7 @@ class PlayerSpec:
 
     def error(self, problem: str) -> PlayerSpecError:
         """A ``PlayerSpecError`` naming this spec and listing the valid forms."""
-        return PlayerSpecError(f"player {self.text!r}: {problem}; {_forms_hint()}")
+        return _spec_error(self.text, problem)
 
     def reject_extras(self, *, argument: bool, keys: tuple[str, ...] = ()) -> None:
         """Refuse an argument (unless ``argument``) and any option key not in ``keys``."""
@@ -182,8 +182,6 @@ def _make_stockfish(spec: PlayerSpec) -> Opponent:
     settings = _stockfish_settings(spec)
     try:
         return StockfishOpponent(**settings)
-    except StockfishNotFoundError:
-        raise
     except ValueError as error:  # an Elo outside the engine's own range
         raise spec.error(str(error)) from None
 
@@ -263,6 +261,11 @@ _REGISTERED: dict[str, _Kind] = {}
 PLAYER_FORMS = tuple(kind.form for kind in _BUILT_IN.values())
 
 
+def _spec_error(text: str, problem: str) -> PlayerSpecError:
+    """A ``PlayerSpecError`` naming the spec ``text`` and listing the valid forms."""
+    return PlayerSpecError(f"player {text!r}: {problem}; {_forms_hint()}")
+
+
 def _forms_hint(served: bool = False) -> str:
     kinds = {**_BUILT_IN, **_REGISTERED}
     forms = [kind.form for kind in kinds.values() if kind.served or not served]
@@ -336,11 +339,9 @@ def _options(text: str, query: str) -> dict[str, str]:
     for pair in query.split("&") if query else ():
         key, equals, value = pair.partition("=")
         if not key or not equals or not value:
-            problem = f"expected KEY=VALUE after '?', got {pair!r}"
-            raise PlayerSpecError(f"player {text!r}: {problem}; {_forms_hint()}")
+            raise _spec_error(text, f"expected KEY=VALUE after '?', got {pair!r}")
         if key in options:
-            problem = f"option {key!r} is given twice"
-            raise PlayerSpecError(f"player {text!r}: {problem}; {_forms_hint()}")
+            raise _spec_error(text, f"option {key!r} is given twice")
         options[key] = value
     return options
 

@@ -190,10 +190,11 @@ class ChessGame:
         except ValueError:  # not an exact legal UCI
             return parse_move(text, self.board, self.legal_moves)
 
-    def action_mask(self) -> np.ndarray:
-        """A fresh (4672,) bool mask of the legal actions of the side to move."""
-        mask = np.zeros(ACTION_SIZE, dtype=bool)
-        mask[self.legal_actions] = True
+    def action_mask(self, dtype: type = bool) -> np.ndarray:
+        """A fresh (4672,) mask of the legal actions of the side to move: bool, or ``np.int8``
+        as Gymnasium's ``sample(mask=...)`` wants it."""
+        mask = np.zeros(ACTION_SIZE, dtype=dtype)
+        mask[self.legal_actions] = 1
         return mask
 
     def observation(self, perspective: Perspective = "side_to_move") -> np.ndarray:

@@ -64,8 +64,11 @@ def policy_logits(policy: Any, observations: np.ndarray) -> np.ndarray:
 
 def _sb3_policy(agent: PlayerLike) -> Any | None:
     """The SB3 policy of a model, a policy or a saved model's path; None for other players."""
-    if isinstance(agent, str | os.PathLike) and parse_player(os.fspath(agent)).kind == "model":
-        agent = load_sb3_model(parse_player(os.fspath(agent)).argument or "")
+    if isinstance(agent, str | os.PathLike):
+        spec = parse_player(os.fspath(agent))
+        if spec.kind != "model":
+            return None
+        agent = load_sb3_model(spec.argument or "")
     if not is_sb3_object(agent):
         return None
     return getattr(agent, "policy", agent)

@@ -26,6 +26,7 @@ from envkit.client.session import (
     RATE_LIMIT_WAIT_S,
     Sleep,
     check_rate_limit_wait,
+    run_steps,
     waiting_out_rate_limits,
 )
 
@@ -134,13 +135,7 @@ class EnvClient(Generic[ObservationT]):
             self.rate_limit_wait,
             f"{method} {self.base_url}{path}",
         )
-        reply: Any = None
-        while True:
-            try:
-                io = steps.send(reply)
-            except StopIteration as done:
-                return done.value
-            reply = self._perform(io)
+        return run_steps(steps, self._perform)
 
     @staticmethod
     def _attempt(method: str, path: str, body: Any) -> Generator[Request, Any, dict[str, Any]]:

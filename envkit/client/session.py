@@ -312,6 +312,22 @@ class Session:
             yield Close(connection)
 
 
+def run_steps(steps: Generator[Any, Any, Any], perform: Callable[[Any], Any]) -> Any:
+    """Drive ``steps`` in this thread: ``perform`` each I/O it yields and send back the result, or
+    throw in the error for it to handle; its return value. (``AsyncEnvClient`` awaits instead.)"""
+    reply: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            io = steps.send(reply) if error is None else steps.throw(error)
+        except StopIteration as done:
+            return done.value
+        try:
+            reply, error = perform(io), None
+        except BaseException as caught:  # KeyboardInterrupt too: the steps clean up, then raise
+            reply, error = None, caught
+
+
 def waiting_out_rate_limits(
     attempt: Callable[[], Generator[IoT, Any, Any]], max_wait: float, where: str
 ) -> Generator[IoT | Sleep, Any, Any]:

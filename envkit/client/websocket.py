@@ -35,6 +35,7 @@ from envkit.client.session import (
     Session,
     Sleep,
     Steps,
+    run_steps,
 )
 
 
@@ -302,18 +303,8 @@ class WSEnvClient(_WebSocketClient[ObservationT]):
 
     def _run(self, steps: Steps) -> Any:
         """Do the I/O ``steps`` asks for until it returns; errors go back to it to handle."""
-        with self._lock:
-            reply: Any = None
-            error: BaseException | None = None
-            while True:
-                try:
-                    io = steps.send(reply) if error is None else steps.throw(error)
-                except StopIteration as done:
-                    return done.value
-                try:
-                    reply, error = self._perform(io), None
-                except BaseException as caught:  # KeyboardInterrupt too: drop the socket
-                    reply, error = None, caught
+        with self._lock:  # KeyboardInterrupt goes back to the steps too: they drop the socket
+            return run_steps(steps, self._perform)
 
     def _perform(self, io: Io) -> Any:
         match io:
