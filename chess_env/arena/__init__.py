@@ -1,0 +1,1 @@
+"""The arena: tournaments between any players, ratings on one anchored scale, scorecards."""
