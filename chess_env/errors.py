@@ -10,6 +10,7 @@ __all__ = [
     "GameOverError",
     "IllegalActionError",
     "InvalidPositionError",
+    "MoveRetriesExhaustedError",
     "OpponentError",
     "PlayerFailedError",
     "PlayerSpecError",
@@ -37,6 +38,13 @@ class PlayerFailedError(OpponentError):
     """A player could not move (its engine died, overran its time, or its person gave up).
 
     Unlike a wrong answer, this ends the game: the side that failed loses.
+    """
+
+
+class MoveRetriesExhaustedError(PlayerFailedError):
+    """A text player (an LLM) gave no legal move within its retries: it forfeits, as in TextArena.
+
+    Apart from ``PlayerFailedError`` so that a tournament can count forfeits by illegal moves.
     """
 
 
