@@ -1,5 +1,6 @@
 """``python -m chess_env``: a quick game (``demo``, the default), a game watched move by move or
-played by a person (``play``), an evaluation (``eval``) or the OpenEnv server (``serve``).
+played by a person (``play``), an evaluation (``eval``), a tournament with ratings (``arena``)
+or the OpenEnv server (``serve``).
 
 Players are named as everywhere in the package (``chess_env.players``): random, greedy,
 stockfish:3, stockfish?elo=1500, alphabeta:2, runs/x/model.zip, openai:MODEL, human. Exit
@@ -16,6 +17,7 @@ from typing import Any
 
 import chess
 
+from chess_env.arena.command import add_arena_command
 from chess_env.errors import PlayerSpecError
 from chess_env.evaluation import COLOR_SCHEDULES, EvaluationReport
 from chess_env.game_store import UnwritableArchiveError
@@ -38,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     _add_play(commands)
     _add_eval(commands)
     _add_serve(commands)
+    add_arena_command(commands)
     args = parser.parse_args((sys.argv[1:] if argv is None else argv) or ["demo"])
     return run_command(
         lambda: args.run(args),

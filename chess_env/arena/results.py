@@ -109,6 +109,11 @@ class ArenaGame(FrozenDTO):
     opening_moves: list[str] = Field(description="The opening's moves in UCI, before the game")
     seed: int = Field(description="The game's seed (white's; black gets seed + 1)")
     moves: list[MoveRecord] = Field(description="The moves played after the opening")
+    unplayed: MoveRecord | None = Field(
+        None,
+        description="The failing side's last attempt, never played (uci and san empty): its "
+        "refused answers and tokens still count",
+    )
     result: Literal["1-0", "0-1", "1/2-1/2"] | None = Field(description="None: endpoint failure")
     ending: Ending = Field(description="How the game ended (see ENDINGS)")
     failed_side: Literal["white", "black"] | None = Field(
