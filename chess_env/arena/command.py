@@ -100,6 +100,12 @@ def add_arena_command(commands: argparse._SubParsersAction) -> None:
         help="dollars per million prompt/completion tokens of a model",
     )
     arena.add_argument("--bootstrap", type=int, default=1000, help="resamples for the intervals")
+    arena.add_argument(
+        "--prior-draws",
+        type=float,
+        default=0.1,
+        help="virtual draws per pairing that met, so a perfect score stays finite (0.1)",
+    )
     arena.add_argument("--seed", type=int, default=0)
     arena.add_argument("--out", required=True, metavar="DIR", help="where the results go")
     arena.add_argument(
@@ -145,6 +151,7 @@ def _prepare(args: argparse.Namespace, anchors: list[str] | None) -> Tournament:
         llm_concurrency=args.llm_concurrency,
         prices=dict(_price(text) for text in args.price),
         bootstrap=args.bootstrap,
+        prior_draws=args.prior_draws,
         progress=not args.quiet,
     )
 

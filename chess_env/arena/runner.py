@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
+import multiprocessing.util
 import os
 import re
 import sys
@@ -44,7 +45,7 @@ from chess_env.arena.schedule import (
     pairings,
     schedule,
 )
-from chess_env.arena.scorecard import Prices, build_result
+from chess_env.arena.scorecard import DEFAULT_PRIOR_DRAWS, Prices, build_result
 from chess_env.arena.store import GameLog
 from chess_env.errors import PlayerSpecError, StockfishNotFoundError
 from chess_env.players import check_player, make_player, parse_player, stockfish_installed
@@ -97,6 +98,7 @@ class Tournament:
     llm_concurrency: int
     prices: Prices | None
     bootstrap: int
+    prior_draws: float
     progress: bool
 
     @property
@@ -118,6 +120,7 @@ class Tournament:
             analyse_depth=depth,
             prices=self.prices,
             bootstrap=self.bootstrap,
+            prior_draws=self.prior_draws,
             wall_seconds=time.perf_counter() - started,
         )
         out_dir = log.out_dir
@@ -155,6 +158,7 @@ def prepare(
     llm_concurrency: int = 4,
     prices: Prices | None = None,
     bootstrap: int = 1000,
+    prior_draws: float = DEFAULT_PRIOR_DRAWS,
     progress: bool = True,
 ) -> Tournament:
     """Check everything a tournament needs before its first game, and open its log.
@@ -181,6 +185,8 @@ def prepare(
         llm_concurrency: LLM games at once per endpoint.
         prices: model -> (dollars per million prompt tokens, per million completion tokens).
         bootstrap: bootstrap resamples of the rating intervals.
+        prior_draws: virtual draws added to each pairing that met, so that a perfect score
+            stays finite (``DEFAULT_PRIOR_DRAWS``; 0: plain maximum likelihood).
         progress: a progress bar with the current ratings on stderr.
     """
     _check_counts(workers, llm_concurrency, max_plies, analyse_depth, bootstrap)
@@ -210,7 +216,16 @@ def prepare(
     _check_players([*config.players, *config.anchors])
     log = GameLog(out, config, fresh=fresh)
     return Tournament(
-        config, games, log, analyse_depth, workers, llm_concurrency, prices, bootstrap, progress
+        config,
+        games,
+        log,
+        analyse_depth,
+        workers,
+        llm_concurrency,
+        prices,
+        bootstrap,
+        prior_draws,
+        progress,
     )
 
 
@@ -335,6 +350,9 @@ def _init_worker() -> None:
     global _WORKER_POOL
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # a model's torch: one thread per worker
     _WORKER_POOL = PlayerPool()
+    # A pool worker joins its threads before atexit runs, and python-chess's engine thread lives
+    # until its engine quits: without this exit hook the worker, and the pool, never end.
+    multiprocessing.util.Finalize(_WORKER_POOL, _WORKER_POOL.close, exitpriority=10)
 
 
 def _play_in_worker(game: ScheduledGame, max_plies: int) -> ArenaGame:

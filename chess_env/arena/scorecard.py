@@ -46,7 +46,12 @@ from chess_env.players import parse_player
 if TYPE_CHECKING:
     from chess_env.arena.analysis import MoveEval
 
-__all__ = ["Prices", "build_result", "machine_description"]
+__all__ = ["DEFAULT_PRIOR_DRAWS", "Prices", "build_result", "machine_description"]
+
+DEFAULT_PRIOR_DRAWS = 0.1
+"""Virtual draws per pairing: enough to keep a perfect score finite, small enough that a ladder of
+lopsided pairings with 20 games each keeps its 95% intervals honest (93% coverage in simulation,
+68% with bayeselo's 1.0)."""
 
 Prices = Mapping[str, tuple[float, float]]
 """Model name -> (dollars per million prompt tokens, dollars per million completion tokens)."""
@@ -62,6 +67,7 @@ def build_result(
     analyse_depth: int | None = None,
     prices: Prices | None = None,
     bootstrap: int = 1000,
+    prior_draws: float = DEFAULT_PRIOR_DRAWS,
     wall_seconds: float = 0.0,
 ) -> ArenaResultDTO:
     """The tournament's result from all its records (superseded ones included)."""
@@ -70,7 +76,12 @@ def build_result(
     names = [*config.players, *config.anchors]
     scores = [GameScore(game.white, game.black, _POINTS[game.result or ""][0]) for game in rated]
     fit = fit_ratings(
-        scores, names, config.anchor_ratings or None, bootstrap=bootstrap, seed=config.seed
+        scores,
+        names,
+        config.anchor_ratings or None,
+        bootstrap=bootstrap,
+        seed=config.seed,
+        prior_draws=prior_draws,
     )
     cards = [
         _player_card(name, config, rated, records, fit, analyses, analyse_depth, prices)
@@ -90,12 +101,18 @@ def build_result(
         games=len(rated),
         endpoint_failures=sum(record.ending == "endpoint_failure" for record in records),
         rating_method=(
-            "Bradley-Terry on the Elo scale, maximum likelihood (scipy.optimize, L-BFGS-B) with "
-            f"draws as half a win and {fit.prior_draws:g} virtual draw per pairing that met "
-            f"(bayeselo's prior); anchors pinned: "
+            "Bradley-Terry on the Elo scale, maximum likelihood (scipy.optimize, trust-ncg) "
+            f"with draws as half a win and {fit.prior_draws:g} virtual draws per pairing that "
+            "met (bayeselo's prior, so that a perfect score stays finite); anchors pinned: "
             + (", ".join(f"{k} = {v:g}" for k, v in fit.anchors.items()) or "none (mean 1500)")
             + f"; {fit.confidence:.0%} intervals from {fit.bootstrap} bootstrap resamples of "
             "the games; score intervals by Wilson"
+            + (
+                f"; not connected to an anchor, so centred at 1500 instead: "
+                f"{', '.join(fit.unanchored)}"
+                if fit.unanchored and fit.anchors
+                else ""
+            )
         ),
         analyse_depth=analyse_depth,
         wall_seconds=wall_seconds,
