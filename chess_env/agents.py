@@ -2,11 +2,13 @@
 
 - ``TextPlayer``: adapts a backend to the text env: resets and closes it with the games, times
   each decision and turns its action into move text (``move_text``).
-- ``OpponentTextAgent``: any ``chess_env.opponents`` opponent as a text backend (it reads the FEN
-  in the observation); ``RandomTextAgent`` and ``ScriptedTextAgent`` (a script of texts, then
-  random moves) for tests and baselines.
+- ``OpponentTextAgent``: any ``chess_env.opponents`` opponent as a text backend (it reads the
+  position in the observation, under every prompt condition: ``board_from_text``);
+  ``RandomTextAgent`` and ``ScriptedTextAgent`` (a script of texts, then random moves) for tests
+  and baselines.
 - ``make_text_agent``: a backend from any player (``chess_env.players``): "openai:MODEL" is an
-  ``LLMAgent`` that reads the text itself, every other player an ``OpponentTextAgent``.
+  ``LLMAgent`` that reads the text itself (carrying its spec's prompt condition), every other
+  player an ``OpponentTextAgent``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import chess
 from chess_env.llm_player import llm_agent
 from chess_env.opponents import Opponent, RandomOpponent
 from chess_env.players import PlayerLike, make_player, parse_player
+from chess_env.prompt_conditions import board_from_history
 from envkit.llm import LLMAgent
 from envkit.ports import PolicyBackend
 
@@ -35,22 +38,33 @@ __all__ = [
     "move_text",
 ]
 
-_FEN = re.compile(
+_FEN_PATTERN = (
     r"(?:[pnbrqkPNBRQK1-8]{1,8}/){7}[pnbrqkPNBRQK1-8]{1,8} [wb] (?:-|[KQkqA-Ha-h]{1,4}) "
     r"(?:-|[a-h][36]) \d+ \d+"
 )
+_FEN = re.compile(_FEN_PATTERN)
+_FEN_LINE = re.compile(rf"^FEN: ({_FEN_PATTERN})", re.MULTILINE)  # the position to move in
 
 
 def board_from_text(text: str) -> chess.Board:
-    """The position in an observation, read from the first FEN in it.
+    """The position in an observation: its "FEN:" line, else where its PGN history leads (a
+    prompt without a board), else the first FEN in it.
 
     Example:
         >>> board_from_text("FEN: 8/8/8/8/8/8/8/K6k w - - 0 1\\nLegal moves: a1a2 a1b1").fen()
         '8/8/8/8/8/8/8/K6k w - - 0 1'
+        >>> board_from_text("Moves so far (PGN): 1. e4").fen()
+        'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1'
     """
+    line = _FEN_LINE.search(text)
+    if line is not None:
+        return chess.Board(line.group(1))
+    board = board_from_history(text)
+    if board is not None:
+        return board
     found = _FEN.search(text)
     if found is None:
-        raise ValueError("the observation holds no FEN")
+        raise ValueError("the observation holds no FEN and no PGN history")
     return chess.Board(found.group())
 
 
@@ -100,7 +114,8 @@ class TextPlayer:
 
 
 class OpponentTextAgent:
-    """An ``Opponent`` (random, greedy, Stockfish, ...) as a text backend: FEN in, UCI out.
+    """An ``Opponent`` (random, greedy, Stockfish, ...) as a text backend: the position in (read
+    by ``board_from_text``), UCI out.
 
     Example:
         >>> agent = OpponentTextAgent(make_player("greedy"))

@@ -25,6 +25,7 @@ from chess_env.agents import TextPlayer
 from chess_env.game import AgentStats
 from chess_env.pgn import set_tags
 from chess_env.players import PlayerLike, make_player
+from chess_env.prompt_conditions import PromptCondition
 from chess_env.text import ChessTextEnv
 from envkit.dto import FrozenDTO
 from envkit.ports import PolicyBackend
@@ -92,6 +93,7 @@ def evaluate_agent(
     retries: int = 1,
     max_plies: int | None = 200,
     progress: bool = True,
+    prompt: str | PromptCondition | None = None,
 ) -> EvaluationReport:
     """Play ``games`` games of ``agent`` against ``opponent`` in ``ChessTextEnv``.
 
@@ -105,6 +107,9 @@ def evaluate_agent(
         retries: further answers a move gets after an illegal one (the env's budget).
         max_plies: stop a game after this many plies (None: no cap).
         progress: show a tqdm bar ticking once per game.
+        prompt: what the agent is shown: a preset name or a ``PromptCondition``
+            (``chess_env.prompt_conditions``); None: the agent's own ``condition`` when it carries
+            one (an "openai:MODEL?prompt=..." agent does), else "default".
     """
     if colors not in COLOR_SCHEDULES:
         raise ValueError(f"colors must be one of {list(COLOR_SCHEDULES)}, got {colors!r}")
@@ -113,8 +118,12 @@ def evaluate_agent(
     player, rival = TextPlayer(agent), make_player(opponent)
     opponent_name = opponent if isinstance(opponent, str) else rival.name
     schedule: list[Color] = [_color(colors, index) for index in range(games)]
+    if prompt is None:
+        prompt = getattr(agent, "condition", None) or "default"
     envs = {
-        color: ChessTextEnv(rival, agent_color=color, retries=retries, max_plies=max_plies)
+        color: ChessTextEnv(
+            rival, agent_color=color, retries=retries, max_plies=max_plies, prompt=prompt
+        )
         for color in set(schedule)
     }
     records: list[GameRecord] = []

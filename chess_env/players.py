@@ -15,7 +15,9 @@ Specs are ``KIND[:ARGUMENT][?KEY=VALUE&...]``:
 - ``model:PATH``, or a bare path ending in ``.zip``: a saved SB3 PPO / MaskablePPO model
   (needs the ``train`` extra)
 - ``openai:MODEL``: an LLM on an OpenAI-compatible endpoint (keys: base_url, api_key_env,
-  timeout, tool_calling, retries, temperature; defaults from ``$OPENAI_BASE_URL``)
+  timeout, tool_calling, retries, temperature, endpoint_retries; defaults from
+  ``$OPENAI_BASE_URL``) shown the prompt condition of prompt, board, legal and history
+  (``openai:MODEL?prompt=game_arena``; see ``chess_env.prompt_conditions``)
 - ``human``: a person typing moves at this terminal
 - a name given to ``register_player``
 
@@ -250,7 +252,8 @@ _BUILT_IN: dict[str, _Kind] = {
     "alphabeta": _Kind("alphabeta[:DEPTH]", _make_alphabeta, _alphabeta_depth, served=True),
     "model": _Kind("model:PATH (or PATH.zip)", _make_model, _check_model, served=False),
     "openai": _Kind(
-        "openai:MODEL[?base_url=&api_key_env=&timeout=&tool_calling=&retries=&temperature=]",
+        "openai:MODEL[?base_url=&api_key_env=&timeout=&tool_calling=&retries=&temperature="
+        "&endpoint_retries=&prompt=&board=&legal=&history=]",
         _make_openai,
         _check_openai,
         served=False,

@@ -1,13 +1,16 @@
 """``ChessTextEnv`` (``chess_env/ChessText-v0``): chess as text, an LLM agent against an opponent.
 
-The observation is a text prompt (board, FEN, last move, legal moves, the last error); the action
+The observation is a text prompt (by default the board, FEN, last move, legal moves and the last
+error; a ``PromptCondition`` of ``chess_env.prompt_conditions`` chooses what is shown); the action
 is free text, read by ``chess_env.move_parsing.parse_move``. As in TextArena, an illegal answer
 is explained and the agent may retry; once its retries are used up, an illegal answer loses.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import string
+from collections.abc import Sequence
 from typing import Any
 
 import chess
@@ -17,6 +20,14 @@ from chess_env.episode import OpponentEpisode, check_choice
 from chess_env.fen import fen_of
 from chess_env.move_parsing import MoveParseError
 from chess_env.players import PlayerLike
+from chess_env.prompt_conditions import (
+    BOARD_VIEWS,
+    HISTORY_MAX_CHARS,
+    HISTORY_VIEWS,
+    PRESETS,
+    PromptCondition,
+    history_lines,
+)
 from chess_env.render import render_ansi
 from chess_env.rules import DEFAULT_MAX_PLIES
 
@@ -28,8 +39,9 @@ __all__ = [
     "rejection_line",
 ]
 
-# The longest observation (218 legal moves in SAN, an error) has about 1,700 characters.
-OBSERVATION_MAX_LENGTH = 8192
+# The longest observation: 218 legal moves in SAN (about 1,700 characters), a diagram, an error
+# and a PGN history of at most HISTORY_MAX_CHARS, with room to spare.
+OBSERVATION_MAX_LENGTH = HISTORY_MAX_CHARS + 8192
 ACTION_MAX_LENGTH = 1024  # bounds what action_space.sample() draws; longer answers are read too
 _UNICODE_CHARS = "".join(chess.UNICODE_PIECE_SYMBOLS.values()) + "·"
 _TO_ASCII = str.maketrans({"·": ".", **{u: s for s, u in chess.UNICODE_PIECE_SYMBOLS.items()}})
@@ -38,14 +50,17 @@ _LEGENDS = {
     "unicode": "♔♕♖♗♘♙ are white pieces, ♚♛♜♝♞♟ black, · empty squares.",
 }
 _PROMPT = "Reply with your move in square brackets, in UCI or SAN, e.g. [e2e4] or [Nf3]."
+_DEFAULT = PRESETS["default"]
 
 
 class ChessTextEnv(OpponentEpisode):
     """Chess as text for one LLM agent against an opponent.
 
-    Observation: a ``Text`` prompt with the board from the agent's side (with coordinates), whose
-    move it is, the FEN, the last move (UCI and SAN), the legal moves and, after an illegal answer,
-    its reason and the retries left. Action: free text naming one move in UCI or SAN (see
+    Observation: a ``Text`` prompt with whose move it is and, by default, the board from the
+    agent's side (with coordinates), the FEN, the last move (UCI and SAN), the legal moves and,
+    after an illegal answer, its reason and the retries left. ``prompt``, ``board_style``,
+    ``legal_moves`` and ``history`` choose what is shown (a ``PromptCondition``, kept as
+    ``condition``). Action: free text naming one move in UCI or SAN (see
     ``chess_env.move_parsing`` for what is read and how case is handled).
 
     Args:
@@ -55,7 +70,14 @@ class ChessTextEnv(OpponentEpisode):
         agent_color: "white" (default), "black", or "random" (drawn each episode from the seed).
         notation: how the legal moves are listed: "uci" (default) or "san" (about 55 times the
             cost of the UCI list, so built only when asked). Answers may use either notation.
-        board_style: "ascii" (default; letters and dots) or "unicode" (chess symbols).
+        prompt: the preset condition (``chess_env.prompt_conditions.PRESETS``; default
+            "default") or a ``PromptCondition``; the three options below override it.
+        board_style: "ascii" (letters and dots) or "unicode" (chess symbols), each a diagram
+            with the FEN; "fen" (the FEN alone) or "none" (no board: needs ``history="pgn"``).
+            None (default): the preset's, "ascii" for "default".
+        legal_moves: whether the legal moves are listed (None: the preset's, True for "default").
+        history: "none", "last" (the last move) or "pgn" (the game so far as PGN movetext).
+            None: the preset's, "last" for "default".
         retries: further attempts a move gets after an illegal answer (default 1). The count
             restarts after each legal move; an illegal answer with no retry left loses the game.
         max_plies: truncate after this many plies since reset (default 512; None: no cap).
@@ -69,7 +91,7 @@ class ChessTextEnv(OpponentEpisode):
     "opponent_failed" or None), ``result``, ``opponent_move`` and ``agent_move`` (UCI or None),
     ``ply``, ``legal_moves`` (UCI), ``agent_color``, ``retries_left``, ``illegal_attempts`` (this
     episode) and ``last_error`` (``{"reason": code, "message": ...}`` until the next legal move,
-    else None).
+    else None). ``info["fen"]`` holds the position whatever the observation shows.
 
     Example:
         >>> env = ChessTextEnv(opponent="random")
@@ -89,22 +111,26 @@ class ChessTextEnv(OpponentEpisode):
         opponent: PlayerLike = "random",
         agent_color: str = "white",
         notation: str = "uci",
-        board_style: str = "ascii",
+        board_style: str | None = None,
         retries: int = 1,
         max_plies: int | None = DEFAULT_MAX_PLIES,
         claim_draws: bool = True,
         render_mode: str | None = None,
+        *,
+        legal_moves: bool | None = None,
+        history: str | None = None,
+        prompt: str | PromptCondition = "default",
     ) -> None:
         super().__init__(opponent, agent_color, max_plies, claim_draws)
         check_choice("notation", notation, ("uci", "san"))
-        check_choice("board_style", board_style, ("ascii", "unicode"))
         check_choice("render_mode", render_mode, (None, "human", "ansi"))
         if not isinstance(retries, int) or retries < 0:
             raise ValueError(f"retries must be a non-negative integer, got {retries!r}")
-        self.notation, self.board_style, self.retries = notation, board_style, retries
+        self.condition = _env_condition(prompt, board_style, legal_moves, history)
+        self.notation, self.retries = notation, retries
         self.render_mode = render_mode
 
-        charset = string.printable + (_UNICODE_CHARS if board_style == "unicode" else "")
+        charset = string.printable + (_UNICODE_CHARS if self.condition.board == "unicode" else "")
         self.observation_space = spaces.Text(OBSERVATION_MAX_LENGTH, charset=charset)
         self.action_space = spaces.Text(ACTION_MAX_LENGTH, min_length=0, charset=string.printable)
         self._failed_tries = 0  # illegal answers since the last legal move
@@ -167,10 +193,9 @@ class ChessTextEnv(OpponentEpisode):
         board = self._require_game().board
         error = self._error_line(self._last_error) if self._last_error is not None else None
         if self._ended_by is None:
-            return position_prompt(
-                board, self._agent, self._legal_list(), self.notation, self.board_style, error
-            )
-        lines = [self._headline(), *_position_lines(board, self._agent, self.board_style)]
+            legal = self._legal_list() if self.condition.legal else []
+            return position_prompt(board, self._agent, legal, self.notation, self.condition, error)
+        lines = [self._headline(), *_position_lines(board, self._agent, self.condition)]
         return "\n".join([*lines, error] if error else lines)
 
     def _headline(self) -> str:
@@ -219,20 +244,29 @@ class ChessTextEnv(OpponentEpisode):
 def position_prompt(
     board: chess.Board,
     color: chess.Color,
-    legal: list[str],
+    legal: Sequence[str],
     notation: str = "uci",
-    board_style: str = "ascii",
+    condition: PromptCondition = _DEFAULT,
     error: str | None = None,
 ) -> str:
     """What a player to move reads: ``ChessTextEnv``'s observation of a live game.
 
-    ``legal`` lists the legal moves in ``notation``; ``error`` explains a rejected answer.
-    LLM players in the other envs (``chess_env.llm_player``) are shown the same text.
+    ``condition`` chooses what is shown; ``legal`` lists the legal moves in ``notation`` (shown
+    when ``condition.legal``); ``error`` explains a rejected answer. LLM players in the other envs
+    (``chess_env.llm_player``) are shown the same text.
+
+    Example:
+        >>> blind = PRESETS["textarena_blind"]
+        >>> print(position_prompt(chess.Board(), chess.WHITE, ["e2e4"], condition=blind))
+        You play white. It is your move (white to move, move 1).
+        Moves so far (PGN): none.
+        Reply with your move in square brackets, in UCI or SAN, e.g. [e2e4] or [Nf3].
     """
     name = chess.COLOR_NAMES[color]
     headline = f"You play {name}. It is your move ({name} to move, move {board.fullmove_number})."
-    lines = [headline, *_position_lines(board, color, board_style)]
-    lines.append(f"Legal moves ({notation.upper()}): {' '.join(legal)}")
+    lines = [headline, *_position_lines(board, color, condition)]
+    if condition.legal:
+        lines.append(f"Legal moves ({notation.upper()}): {' '.join(legal)}")
     return "\n".join([*lines, error, _PROMPT] if error else [*lines, _PROMPT])
 
 
@@ -246,14 +280,38 @@ def rejection_line(error: MoveParseError, retries_left: int | None) -> str:
     )
 
 
-def _position_lines(board: chess.Board, color: chess.Color, style: str) -> list[str]:
-    """The board from ``color``'s side, its legend, the FEN and the last move."""
-    return [
-        _board_text(board, color, style),
-        _LEGENDS[style],
-        f"FEN: {board.fen()}",
-        _last_move_line(board),
-    ]
+def _position_lines(
+    board: chess.Board, color: chess.Color, condition: PromptCondition
+) -> list[str]:
+    """The board from ``color``'s side with its legend, the FEN and the history, as shown."""
+    lines: list[str] = []
+    if condition.board in _LEGENDS:
+        lines += [_board_text(board, color, condition.board), _LEGENDS[condition.board]]
+    if condition.board != "none":
+        lines.append(f"FEN: {board.fen()}")
+    if condition.history == "last":
+        lines.append(_last_move_line(board))
+    elif condition.history == "pgn":
+        lines += history_lines(board)
+    return lines
+
+
+def _env_condition(
+    prompt: str | PromptCondition,
+    board_style: str | None,
+    legal_moves: bool | None,
+    history: str | None,
+) -> PromptCondition:
+    """The preset ``prompt`` (or the condition itself) with the options given replacing its own."""
+    if not isinstance(prompt, PromptCondition):
+        check_choice("prompt", prompt, tuple(PRESETS))
+        prompt = PRESETS[prompt]
+    check_choice("board_style", board_style, (None, *BOARD_VIEWS))
+    if legal_moves is not None and not isinstance(legal_moves, bool):
+        raise ValueError(f"legal_moves must be True, False or None, got {legal_moves!r}")
+    check_choice("history", history, (None, *HISTORY_VIEWS))
+    given = {"board": board_style, "legal": legal_moves, "history": history}
+    return dataclasses.replace(prompt, **{k: v for k, v in given.items() if v is not None})
 
 
 def _board_text(board: chess.Board, orientation: chess.Color, style: str) -> str:

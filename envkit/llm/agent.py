@@ -5,8 +5,9 @@
   against ``signature`` goes back to the model with the errors ("Your action was invalid: ...") up
   to ``settings.max_self_corrections`` times. Those corrections happen before the env sees an
   action, so they never spend the env's own retry budget (chess: illegal-move retries).
-- ``ReasoningStep``: what one decision sent, got back and made of it; ``agent.reasoning`` holds one
-  per decision, in order. The API key is never in it (it lives only in the request headers).
+- ``ReasoningStep``: what one decision sent, got back and made of it, and what it cost (requests,
+  tokens, the endpoint's retries); ``agent.reasoning`` holds one per decision, in order. The API
+  key is never in it (it lives only in the request headers).
 - ``extract_json``: the JSON value in a free-text reply.
 
 Without a signature the reply text is the action (chess: the env parses UCI, SAN or a sentence).
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from envkit.dto import FrozenDTO
-from envkit.llm.client import ChatClient, ChatError, ChatTimeout
+from envkit.llm.client import ChatClient, ChatError, ChatTimeout, TokenUsage
 from envkit.llm.settings import LLMSettings
 
 if TYPE_CHECKING:
@@ -67,6 +68,18 @@ class ReasoningStep(FrozenDTO):
     )
     latency_seconds: float = Field(ge=0, description="Wall time of the whole decision (seconds)")
     timed_out: bool = Field(False, description="Whether the endpoint did not answer in time")
+    requests: int = Field(
+        0, ge=0, description="Chat requests sent (self-corrections included, retries not)"
+    )
+    tokens_in: int | None = Field(
+        None, ge=0, description="Prompt tokens over the requests (None: a reply reported none)"
+    )
+    tokens_out: int | None = Field(
+        None, ge=0, description="Completion tokens over the requests (None: a reply reported none)"
+    )
+    endpoint_retries: int = Field(
+        0, ge=0, description="Requests sent again after HTTP 429, a 5xx or a lost connection"
+    )
 
 
 class LLMAgent:
@@ -83,7 +96,8 @@ class LLMAgent:
         client: the ``ChatClient`` to use (default: one built from ``settings``).
 
     ``decide`` raises ``ChatTimeout`` (a ``TimeoutError``) when the model does not answer within
-    ``settings.timeout_seconds``, and ``ChatError`` when the endpoint fails; the decision is
+    ``settings.timeout_seconds``, and ``ChatError`` when the endpoint fails (after the client's
+    ``settings.endpoint_retries`` retries of HTTP 429, 5xx and lost connections); the decision is
     recorded in ``reasoning`` either way. After the last self-correction an invalid action is
     returned as it is, so the env applies its own rules to it.
 
@@ -154,12 +168,13 @@ class LLMAgent:
         warnings: list[str] = []
         problems: list[str] = []
         action, valid, timed_out = None, False, False
+        cost = _Cost()
         start = time.perf_counter()
         try:
             for _ in range(self.settings.max_self_corrections + 1):
                 if problems:
                     messages.append(_feedback(replies[-1], problems))
-                reply = self.client.complete(messages, **self._tool_options)
+                reply = self._complete(messages, cost)
                 replies.append(reply)
                 messages.append(_assistant(reply))
                 action, problems, noted = self._read(reply)
@@ -173,6 +188,7 @@ class LLMAgent:
             errors.append(str(error))
             raise
         finally:
+            tokens_in, tokens_out = cost.tokens()
             self.reasoning.append(
                 ReasoningStep(
                     messages=list(messages),
@@ -183,9 +199,23 @@ class LLMAgent:
                     warnings=warnings,
                     latency_seconds=time.perf_counter() - start,
                     timed_out=timed_out,
+                    requests=cost.requests,
+                    tokens_in=tokens_in,
+                    tokens_out=tokens_out,
+                    endpoint_retries=cost.retries,
                 )
             )
         return action
+
+    def _complete(self, messages: list[dict[str, Any]], cost: _Cost) -> dict[str, Any]:
+        """One request, its tokens and retries added to ``cost`` (also when it fails)."""
+        usage = None
+        try:
+            reply = self.client.complete(messages, **self._tool_options)
+            usage = getattr(self.client, "last_usage", None)
+        finally:
+            cost.add(usage, getattr(self.client, "last_retries", 0))
+        return reply
 
     def close(self) -> None:
         self.client.close()
@@ -210,6 +240,29 @@ class LLMAgent:
         if result.ok:
             return result.value, [], noted
         return data, [str(issue) for issue in result.errors], noted
+
+
+class _Cost:
+    """What one decision's requests cost: the usage of each (None: not reported) and retries."""
+
+    def __init__(self) -> None:
+        self.usages: list[TokenUsage | None] = []
+        self.retries = 0
+
+    @property
+    def requests(self) -> int:
+        return len(self.usages)
+
+    def add(self, usage: object, retries: object) -> None:
+        self.usages.append(usage if isinstance(usage, TokenUsage) else None)
+        self.retries += retries if isinstance(retries, int) else 0
+
+    def tokens(self) -> tuple[int | None, int | None]:
+        """Prompt and completion tokens over the requests; None when any reported none."""
+        if any(usage is None for usage in self.usages):
+            return None, None
+        usages = [usage for usage in self.usages if usage is not None]
+        return sum(u.prompt_tokens for u in usages), sum(u.completion_tokens for u in usages)
 
 
 def extract_json(text: str) -> Any:

@@ -4,24 +4,46 @@
   ``status`` and a short ``body`` excerpt say how.
 - ``ChatTimeout``: no reply within ``settings.timeout_seconds`` (also a ``TimeoutError``, which is
   how an evaluation recognises it without importing this module).
+- ``TokenUsage``: the tokens one reply reports (``usage.prompt_tokens``/``completion_tokens``).
+
+A request answered with HTTP 429 or a 5xx, or whose connection fails, is sent again up to
+``settings.endpoint_retries`` times: after ``Retry-After`` when the server gives one, else after
+an exponential backoff (``backoff_seconds``), each wait at most ``MAX_WAIT_SECONDS``. Those are
+the endpoint's passing troubles (rate limits, overload, restarts); any other 4xx is the request's
+own fault, and a timeout has already waited long enough, so neither is retried.
 
 httpx is imported on the first request, so importing ``envkit.llm`` stays light.
 """
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import json
+import math
 import os
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from envkit.llm.settings import LLMSettings
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["BODY_EXCERPT_CHARS", "ChatClient", "ChatError", "ChatTimeout"]
+__all__ = [
+    "BODY_EXCERPT_CHARS",
+    "MAX_WAIT_SECONDS",
+    "ChatClient",
+    "ChatError",
+    "ChatTimeout",
+    "TokenUsage",
+    "backoff_seconds",
+]
 
 BODY_EXCERPT_CHARS = 300  # enough to read a server's error message, short enough for a log line
+FIRST_BACKOFF_SECONDS = 0.5
+MAX_WAIT_SECONDS = 30.0  # no retry waits longer, whatever a Retry-After header asks
 
 
 class ChatError(Exception):
@@ -36,11 +58,21 @@ class ChatTimeout(ChatError, TimeoutError):  # noqa: N818 (the name the callers 
     """No reply within the configured timeout."""
 
 
+class TokenUsage(NamedTuple):
+    """The tokens one reply reports: the prompt's and the completion's."""
+
+    prompt_tokens: int
+    completion_tokens: int
+
+
 class ChatClient:
     """Sends chat requests to ``settings.base_url`` and returns the first choice's message.
 
     The ``Authorization: Bearer`` header is read from ``os.environ[settings.api_key_env]`` on each
     request (none when the variable is unset), and the key is masked in every error message.
+    After each ``complete`` (also one that raised), ``last_usage`` holds the reply's
+    ``TokenUsage`` (None: no reply, or a reply without usage) and ``last_retries`` the retries it
+    made. ``sleep`` waits between retries (default ``time.sleep``; tests pass their own).
 
     Example:
         >>> local = LLMSettings(name="Alpha", model_name="llama3.1", base_url="http://localhost:11434/v1/")
@@ -50,9 +82,14 @@ class ChatClient:
         >>> client.close()
     """
 
-    def __init__(self, settings: LLMSettings) -> None:
+    def __init__(
+        self, settings: LLMSettings, *, sleep: Callable[[float], None] = time.sleep
+    ) -> None:
         self.settings = settings
         self.url = settings.base_url.rstrip("/") + "/chat/completions"
+        self.last_usage: TokenUsage | None = None
+        self.last_retries = 0
+        self._sleep = sleep
         self._http: httpx.Client | None = None
 
     def complete(
@@ -63,8 +100,6 @@ class ChatClient:
         tool_choice: Any = None,
     ) -> dict[str, Any]:
         """The assistant message (``content`` and maybe ``tool_calls``) for ``messages``."""
-        import httpx
-
         settings = self.settings
         payload: dict[str, Any] = {
             "model": settings.model_name,
@@ -77,25 +112,50 @@ class ChatClient:
         if tool_choice is not None:
             payload["tool_choice"] = tool_choice
         key = os.environ.get(settings.api_key_env)
+        self.last_usage, self.last_retries = None, 0
+        while True:
+            try:
+                response = self._send(payload, key)
+            except _PassingError as failure:
+                retry = self.last_retries
+                if retry == settings.endpoint_retries:
+                    tries = f" (after {retry} {'retry' if retry == 1 else 'retries'})"
+                    message = str(failure) + (tries if retry else "")
+                    raise ChatError(message, status=failure.status, body=failure.body) from None
+                wait = failure.retry_after
+                self._sleep(backoff_seconds(retry) if wait is None else wait)
+                self.last_retries += 1
+                continue
+            body = _masked(response.text[:BODY_EXCERPT_CHARS], key)
+            message, self.last_usage = _completion(response, body)
+            return message
+
+    def _send(self, payload: dict[str, Any], key: str | None) -> httpx.Response:
+        """One POST: the response, or ``_PassingError`` for what a retry may cure."""
+        import httpx
+
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         if self._http is None:
-            self._http = httpx.Client(timeout=settings.timeout_seconds)
+            self._http = httpx.Client(timeout=self.settings.timeout_seconds)
         try:
             response = self._http.post(self.url, json=payload, headers=headers)
         except httpx.TimeoutException:
             raise ChatTimeout(
-                f"no reply from {self.url} within {settings.timeout_seconds:g} s"
+                f"no reply from {self.url} within {self.settings.timeout_seconds:g} s"
             ) from None
+        except (httpx.NetworkError, httpx.RemoteProtocolError) as error:
+            raise _PassingError(_masked(f"request to {self.url} failed: {error}", key)) from None
         except httpx.HTTPError as error:
             raise ChatError(_masked(f"request to {self.url} failed: {error}", key)) from None
+        if not response.is_error:
+            return response
+        status = response.status_code
         body = _masked(response.text[:BODY_EXCERPT_CHARS], key)
-        if response.is_error:
-            raise ChatError(
-                f"{self.url} answered HTTP {response.status_code}: {body}",
-                status=response.status_code,
-                body=body,
-            )
-        return _first_message(response, body)
+        message = f"{self.url} answered HTTP {status}: {body}"
+        if status == 429 or status >= 500:
+            wait = _retry_after(response.headers.get("retry-after"))
+            raise _PassingError(message, status=status, body=body, retry_after=wait)
+        raise ChatError(message, status=status, body=body)
 
     def close(self) -> None:
         if self._http is not None:
@@ -103,9 +163,56 @@ class ChatClient:
             self._http = None
 
 
-def _first_message(response: httpx.Response, body: str) -> dict[str, Any]:
+class _PassingError(ChatError):
+    """A failure a later retry may not meet: 429, a 5xx, a lost connection."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        body: str = "",
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, status=status, body=body)
+        self.retry_after = retry_after
+
+
+def backoff_seconds(retry: int) -> float:
+    """The wait before retry number ``retry + 1`` when the server names none: 0.5 s, doubling.
+
+    Example:
+        >>> [backoff_seconds(retry) for retry in (0, 1, 2, 10)]
+        [0.5, 1.0, 2.0, 30.0]
+    """
+    return min(FIRST_BACKOFF_SECONDS * 2**retry, MAX_WAIT_SECONDS)
+
+
+def _retry_after(value: str | None) -> float | None:
+    """A ``Retry-After`` header's wait in seconds (a number or an HTTP date), within
+    ``0..MAX_WAIT_SECONDS``; None when absent or unreadable."""
+    if value is None:
+        return None
     try:
-        message = response.json()["choices"][0]["message"]
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:  # "-0000": UTC, by RFC 5322
+            when = when.replace(tzinfo=datetime.UTC)
+        seconds = (when - datetime.datetime.now(datetime.UTC)).total_seconds()
+    if math.isnan(seconds):
+        return None
+    return min(max(seconds, 0.0), MAX_WAIT_SECONDS)
+
+
+def _completion(response: httpx.Response, body: str) -> tuple[dict[str, Any], TokenUsage | None]:
+    """The first choice's message and the reply's token usage (None when it reports none)."""
+    try:
+        data = response.json()
+        message = data["choices"][0]["message"]
     except (json.JSONDecodeError, KeyError, IndexError, TypeError):
         raise ChatError(
             f"no chat completion in the reply (HTTP {response.status_code}): {body}",
@@ -114,7 +221,16 @@ def _first_message(response: httpx.Response, body: str) -> dict[str, Any]:
         ) from None
     if not isinstance(message, dict):
         raise ChatError(f"choices[0].message is not an object: {body}", body=body)
-    return message
+    return message, _usage(data.get("usage"))
+
+
+def _usage(usage: Any) -> TokenUsage | None:
+    if not isinstance(usage, dict):
+        return None
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if not (isinstance(prompt, int) and isinstance(completion, int)):
+        return None
+    return TokenUsage(prompt, completion)
 
 
 def _masked(text: str, key: str | None) -> str:

@@ -47,6 +47,13 @@ class LLMSettings(FrozenDTO):
     tool_calling: bool = Field(
         False, description="Ask for the action as a tool call instead of JSON in the reply text"
     )
+    endpoint_retries: int = Field(
+        3,
+        ge=0,
+        le=10,
+        description="Retries of one request after HTTP 429, a 5xx or a lost connection, with "
+        "exponential backoff (Retry-After honoured); other errors and timeouts are not retried",
+    )
     max_self_corrections: int = Field(
         2, ge=0, description="Invalid replies fed back to the model per decision before giving up"
     )

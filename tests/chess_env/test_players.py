@@ -230,6 +230,9 @@ BAD_SPECS = [
     ("runs/nowhere/model.zip", "no saved model at 'runs/nowhere/model.zip'"),
     ("openai:", "nothing after ':'"),
     ("openai:gpt?retries=many", "retries must be a whole number"),
+    ("openai:gpt?endpoint_retries=11", "endpoint_retries must be in 0..10"),
+    ("openai:gpt?board=svg", r"board must be one of \['ascii', 'unicode', 'fen', 'none'\]"),
+    ("openai:gpt?prompt=game_arena&history=none&board=none", "board=none needs history=pgn"),
 ]
 
 

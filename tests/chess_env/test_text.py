@@ -14,9 +14,13 @@ from gymnasium.error import ResetNeeded
 from gymnasium.utils.env_checker import check_env
 
 from chess_env import ChessTextEnv, GameOverError, IllegalActionError, InvalidPositionError
+from chess_env.agents import OpponentTextAgent, RandomTextAgent
 from chess_env.errors import OpponentError
+from chess_env.evaluation import evaluate_agent
 from chess_env.move_parsing import REASONS, MoveParseError, parse_move
-from chess_env.text import OBSERVATION_MAX_LENGTH
+from chess_env.players import make_player
+from chess_env.prompt_conditions import PRESETS, PromptCondition
+from chess_env.text import OBSERVATION_MAX_LENGTH, position_prompt
 
 PROMOTION_FEN = "7k/4P3/8/8/8/8/8/4K3 w - - 0 1"
 CASTLING_FEN = "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1"
@@ -189,7 +193,7 @@ CHECKER_CONFIGS = [
 ]
 
 
-@pytest.mark.parametrize("kwargs", CHECKER_CONFIGS)
+@pytest.mark.parametrize("kwargs", CHECKER_CONFIGS + [{"prompt": name} for name in PRESETS])
 def test_gymnasium_checker_passes(kwargs: dict[str, Any]) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # Gymnasium's checker reports problems as warnings
@@ -415,6 +419,11 @@ def test_opponent_errors_roll_back_the_agents_move() -> None:
         ({"agent_color": "green"}, "agent_color must be one of"),
         ({"notation": "lan"}, "notation must be one of"),
         ({"board_style": "svg"}, "board_style must be one of"),
+        ({"prompt": "kaggle"}, "prompt must be one of"),
+        ({"history": "all"}, "history must be one of"),
+        ({"legal_moves": "no"}, "legal_moves must be True, False or None"),
+        ({"board_style": "none"}, "board=none needs history=pgn"),
+        ({"prompt": "textarena_blind", "history": "last"}, "board=none needs history=pgn"),
         ({"render_mode": "rgb_array"}, "render_mode must be one of"),
         ({"retries": -1}, "retries must be a non-negative integer"),
         ({"max_plies": 0}, "max_plies must be a positive integer or None"),
@@ -444,3 +453,123 @@ def test_render_returns_the_observation_text() -> None:
     plain = ChessTextEnv()
     plain.reset(seed=0)
     assert plain.render() is None
+
+
+# -- prompt conditions ---------------------------------------------------------------------------
+
+BLACKS_ROW = "8 r n b k q b n r 8"  # the back rank, seen from black's side
+LEGEND = "Uppercase letters are white pieces"
+
+
+def test_the_default_condition_is_the_default_preset() -> None:
+    assert ChessTextEnv().condition == PRESETS["default"] == PromptCondition()
+    env = ChessTextEnv(prompt="game_arena", legal_moves=True)
+    assert env.condition.label == "board=fen&legal=true&history=pgn"
+    env = ChessTextEnv(prompt=PromptCondition(board="fen"), history="none")
+    assert env.condition.label == "board=fen&legal=true&history=none"
+
+
+LAST, PGN, LIST = "Last move: white played e2e4 (e4).", "Moves so far (PGN): 1. e4", "Legal moves"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "shown", "hidden"),
+    [
+        ({}, [BLACKS_ROW, LEGEND, "FEN: ", LAST, LIST], ["PGN"]),
+        ({"board_style": "fen"}, ["FEN: ", LAST, LIST], [BLACKS_ROW, LEGEND]),
+        ({"prompt": "game_arena"}, ["FEN: ", PGN], [BLACKS_ROW, LIST, "Last move"]),
+        ({"prompt": "textarena_blind"}, [PGN], ["FEN", BLACKS_ROW, LIST, "Last move"]),
+        ({"board_style": "none", "history": "pgn"}, [PGN, LIST], ["FEN", BLACKS_ROW]),
+        ({"legal_moves": False}, [BLACKS_ROW, "FEN: ", LAST], [LIST]),
+        ({"prompt": "textarena"}, [BLACKS_ROW, LEGEND, "FEN: ", PGN, LIST], ["Last move"]),
+        ({"prompt": "llm_chess"}, ["8 ♜ ♞ ♝ ♚ ♛ ♝ ♞ ♜ 8", "FEN: ", LIST], ["Last", "PGN", LEGEND]),
+        ({"history": "none"}, [BLACKS_ROW, LIST], ["Last move", "PGN"]),
+    ],
+)
+def test_each_condition_shows_what_it_names_and_nothing_else(
+    kwargs: dict[str, Any], shown: list[str], hidden: list[str]
+) -> None:
+    env = ChessTextEnv(agent_color="black", opponent=fixed_replies("e2e4", "g1f3"), **kwargs)
+    obs, info = env.reset(seed=0)
+    for text in shown:
+        assert text in obs
+    for text in hidden:
+        assert text not in obs
+    assert info["fen"] == env.board.fen()  # the position is in info whatever the prompt shows
+    assert obs.splitlines()[0] == "You play black. It is your move (black to move, move 1)."
+    assert obs.endswith("e.g. [e2e4] or [Nf3].") and env.observation_space.contains(obs)
+    obs, *_ = env.step("e5")
+    assert env.observation_space.contains(obs)
+    assert ("Moves so far (PGN): 1. e4 e5 2. Nf3" in obs) == (env.condition.history == "pgn")
+
+
+def test_fen_alone_is_the_fen_line_and_no_diagram() -> None:
+    board = chess.Board()
+    board.push_san("e4")
+    prompt = position_prompt(board, chess.BLACK, [], condition=PromptCondition(board="fen"))
+    assert prompt.splitlines()[1:4] == [
+        f"FEN: {board.fen()}",
+        "Last move: white played e2e4 (e4).",
+        "Legal moves (UCI): ",
+    ]
+
+
+def test_a_blind_prompt_from_a_fen_carries_the_start_position() -> None:
+    fen = "4k3/4p3/8/8/8/8/4P3/4K3 w - - 0 1"
+    env = ChessTextEnv(prompt="textarena_blind", opponent=fixed_replies("e8d8"))
+    obs, _ = env.reset(options={"fen": fen})
+    assert f"The moves below start from this position (FEN): {fen}" in obs
+    assert "Moves so far (PGN): none." in obs
+    obs, *_ = env.step("Kd1")
+    assert "Moves so far (PGN): 1. Kd1 Kd8" in obs and "FEN: " not in obs
+
+
+def test_the_game_over_observation_keeps_the_condition() -> None:
+    opponent = fixed_replies("f2f3", "g2g4")
+    env = ChessTextEnv(agent_color="black", opponent=opponent, prompt="game_arena")
+    env.reset(seed=0)
+    env.step("e5")
+    obs, _, terminated, _, _ = env.step("Qh4#")
+    assert terminated and "Game over (checkmate, 0-1): you win." in obs
+    assert "Moves so far (PGN): 1. f3 e5 2. g4 Qh4#" in obs and LEGEND not in obs
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_a_reading_agent_plays_whole_games_under_every_preset(name: str) -> None:
+    """The non-LLM text agents read the position from any prompt: from the PGN when blind."""
+    for fen in (None, "r3k2r/pppq1ppp/2n5/8/8/2N5/PPPQ1PPP/R3K2R w KQkq - 6 12"):
+        env = ChessTextEnv(prompt=name, opponent="random", max_plies=120, retries=0)
+        agent = OpponentTextAgent(make_player("greedy"))
+        obs, info = env.reset(seed=1, options={"fen": fen} if fen else None)
+        agent.reset(seed=1)
+        terminated = truncated = False
+        while not (terminated or truncated):
+            obs, _, terminated, truncated, info = env.step(agent.decide(obs))
+            assert info["illegal_attempts"] == 0 and env.observation_space.contains(obs)
+        assert info["outcome"] != "illegal_move" and info["ply"] > 10
+
+
+def test_evaluation_runs_under_a_blind_condition() -> None:
+    report = evaluate_agent(
+        RandomTextAgent(), "random", 2, max_plies=40, progress=False, prompt="textarena_blind"
+    )
+    assert report.stats.illegal_moves_attempted == 0 and report.stats.total_moves >= 38
+
+
+def test_a_very_long_game_and_the_longest_lists_stay_inside_the_text_space() -> None:
+    """A 2,000-ply history (cut to its last moves), 218 legal moves in SAN and an error: more
+    than any one position shows at once."""
+    rng = np.random.default_rng(0)
+    board = chess.Board()
+    while board.ply() < 2000:  # a random walk, draw rules ignored
+        moves = list(board.legal_moves)
+        if not moves:
+            board = chess.Board()
+            continue
+        board.push(moves[rng.integers(len(moves))])
+    most = chess.Board(MOST_MOVES_FEN)
+    legal = [most.san(move) for move in most.legal_moves]
+    env = ChessTextEnv(prompt="textarena", notation="san", board_style="unicode")
+    prompt = position_prompt(board, board.turn, legal, "san", env.condition, "x" * 300)
+    assert env.observation_space.contains(prompt) and "plies are left out" in prompt
+    assert len(prompt) < OBSERVATION_MAX_LENGTH * 3 / 4

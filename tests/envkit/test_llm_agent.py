@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from envkit.llm import ChatError, ChatTimeout, LLMAgent, LLMSettings
+from envkit.llm import ChatClient, ChatError, ChatTimeout, LLMAgent, LLMSettings
+from envkit.llm.client import TokenUsage, backoff_seconds
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
-from chat_server import ChatServer, HttpError, Slow, ToolCall
+from chat_server import ChatServer, Disconnect, HttpError, Slow, ToolCall, WithUsage
 
 KEY_ENV = "POLYARENA_TEST_LLM_KEY"
 SECRET = "sk-test-3f9a1c0e-never-log-me"
@@ -29,9 +30,26 @@ def settings(server: ChatServer, **overrides: Any) -> LLMSettings:
         "base_url": server.base_url,
         "api_key_env": KEY_ENV,
         "timeout_seconds": 5.0,
+        "endpoint_retries": 0,  # the retry tests below ask for retries, with a recorded sleep
         **overrides,
     }
     return LLMSettings(**values)
+
+
+class Sleeps(list):
+    """A ``sleep`` for ``ChatClient`` that records the waits instead of waiting."""
+
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+def retrying_agent(
+    server: ChatServer, retries: int = 3, **overrides: Any
+) -> tuple[LLMAgent, Sleeps]:
+    """An agent whose client retries ``retries`` times and records its waits."""
+    sleeps = Sleeps()
+    agent_settings = settings(server, endpoint_retries=retries, **overrides)
+    return LLMAgent(agent_settings, client=ChatClient(agent_settings, sleep=sleeps)), sleeps
 
 
 @pytest.fixture
@@ -115,7 +133,9 @@ def test_a_reply_without_a_completion_and_a_missing_server_are_chat_errors() -> 
         pytest.raises(ChatError, match="no chat completion in the reply"),
     ):
         LLMAgent(settings(server)).decide("observation")
-    unreachable = LLMSettings(name="x", model_name="m", base_url="http://127.0.0.1:9/v1")
+    unreachable = LLMSettings(
+        name="x", model_name="m", base_url="http://127.0.0.1:9/v1", endpoint_retries=0
+    )
     with pytest.raises(ChatError, match=r"request to .* failed"):
         LLMAgent(unreachable).decide("nobody listens on port 9")
 
@@ -127,8 +147,107 @@ def test_settings_are_checked() -> None:
         LLMSettings(name="x", model_name="m", temperature=2.5)
     with pytest.raises(ValidationError, match="greater than 0"):
         LLMSettings(name="x", model_name="m", timeout_seconds=0)
+    with pytest.raises(ValidationError, match="less than or equal to 10"):
+        LLMSettings(name="x", model_name="m", endpoint_retries=11)
+    assert LLMSettings(name="x", model_name="m").endpoint_retries == 3
     with pytest.raises(ValueError, match="tool_calling needs a signature"):
         LLMAgent(LLMSettings(name="x", model_name="m", tool_calling=True))
+
+
+# -- token usage and endpoint retries ---------------------------------------------------------
+
+
+def test_each_decision_records_its_requests_and_the_tokens_the_endpoint_reported(schema) -> None:
+    script = [
+        WithUsage(ToolCall({"verb": "buy", "amount": "lots"}), 120, 15),  # fed back, then right
+        WithUsage(ToolCall({"verb": "buy", "amount": 2}), 150, 9),
+        WithUsage("e2e4", 40, 2),
+    ]
+    with ChatServer(script) as server:
+        agent = LLMAgent(settings(server, tool_calling=True), signature=SIGNATURE)
+        agent.decide("observation")
+        assert agent.client.last_usage == TokenUsage(150, 9)
+        text_agent = LLMAgent(settings(server))
+        text_agent.decide("observation")
+    step = agent.reasoning[-1]
+    assert (step.requests, step.tokens_in, step.tokens_out) == (2, 270, 24)
+    assert step.endpoint_retries == 0
+    assert (text_agent.reasoning[-1].tokens_in, text_agent.reasoning[-1].tokens_out) == (40, 2)
+
+
+def test_tokens_are_unknown_when_any_reply_reports_no_usage(schema) -> None:
+    script = [ToolCall({"verb": "buy"}), WithUsage(ToolCall({"verb": "buy", "amount": 1}), 9, 3)]
+    with ChatServer(script) as server:
+        agent = LLMAgent(settings(server, tool_calling=True), signature=SIGNATURE)
+        agent.decide("observation")
+    step = agent.reasoning[-1]
+    assert step.requests == 2 and step.tokens_in is None and step.tokens_out is None
+
+
+def test_a_429_is_retried_after_the_retry_after_header() -> None:
+    script = [HttpError(429, "slow down", {"Retry-After": "2"}), WithUsage("e2e4", 30, 1)]
+    with ChatServer(script) as server:
+        agent, sleeps = retrying_agent(server)
+        assert agent.decide("observation") == "e2e4"
+    assert sleeps == [2.0] and len(server.requests) == 2
+    assert agent.client.last_retries == 1
+    step = agent.reasoning[-1]
+    assert (step.requests, step.endpoint_retries, step.tokens_in, step.tokens_out) == (1, 1, 30, 1)
+
+
+@pytest.mark.parametrize(
+    ("retry_after", "waited"),
+    [("120", 30.0), ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0), ("soon", 0.5), ("nan", 0.5)],
+)
+def test_retry_after_is_capped_and_an_unreadable_one_falls_back_to_backoff(
+    retry_after: str, waited: float
+) -> None:
+    script = [HttpError(503, "busy", {"Retry-After": retry_after}), "e2e4"]
+    with ChatServer(script) as server:
+        agent, sleeps = retrying_agent(server)
+        agent.decide("observation")
+    assert sleeps == [waited]
+
+
+def test_5xx_until_the_retries_run_out_is_a_chat_error_after_exponential_backoff() -> None:
+    with ChatServer(lambda request: HttpError(502, "bad gateway")) as server:
+        agent, sleeps = retrying_agent(server, retries=4)
+        with pytest.raises(
+            ChatError, match=r"HTTP 502: .*bad gateway.* \(after 4 retries\)"
+        ) as failure:
+            agent.decide("observation")
+    assert failure.value.status == 502 and "bad gateway" in failure.value.body
+    assert len(server.requests) == 5 and sleeps == [0.5, 1.0, 2.0, 4.0]
+    assert [backoff_seconds(retry) for retry in range(8)][-1] == 30.0  # the cap
+    step = agent.reasoning[-1]
+    assert (step.requests, step.endpoint_retries, step.tokens_in) == (1, 4, None)
+    assert not step.valid and "HTTP 502" in step.errors[-1]
+
+
+def test_a_lost_connection_is_retried() -> None:
+    with ChatServer([Disconnect(), "e2e4"]) as server:
+        agent, sleeps = retrying_agent(server)
+        assert agent.decide("observation") == "e2e4"
+    assert sleeps == [0.5] and agent.reasoning[-1].endpoint_retries == 1
+
+
+@pytest.mark.parametrize("status", [400, 401, 404, 422])
+def test_other_4xx_errors_are_not_retried(status: int) -> None:
+    with ChatServer([HttpError(status, "your fault"), "e2e4"]) as server:
+        agent, sleeps = retrying_agent(server)
+        with pytest.raises(ChatError, match=f"HTTP {status}") as failure:
+            agent.decide("observation")
+    assert failure.value.status == status and "after" not in str(failure.value)
+    assert sleeps == [] and len(server.requests) == 1
+
+
+def test_a_timeout_is_not_retried() -> None:
+    with ChatServer([Slow(5.0, "e2e4"), "e2e4"]) as server:
+        agent, sleeps = retrying_agent(server, timeout_seconds=0.5)
+        with pytest.raises(ChatTimeout):
+            agent.decide("observation")
+    assert sleeps == [] and len(server.requests) == 1
+    assert agent.reasoning[-1].requests == 1 and agent.reasoning[-1].tokens_in is None
 
 
 # -- with a signature (envkit.schema) --------------------------------------------------------

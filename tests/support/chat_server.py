@@ -8,8 +8,12 @@ order) or a callable ``request_json -> reply``. A reply is:
 - a ``str``: a plain text answer (``choices[0].message.content``);
 - ``ToolCall(arguments)``: a tool call; ``arguments`` a dict (sent as a JSON string) or a string
   sent as it is (malformed JSON, quoted numbers);
+- ``WithUsage(reply, prompt_tokens, completion_tokens)``: ``reply`` with a ``usage`` field (the
+  others have none, as some servers send);
 - ``Slow(seconds, reply)``: ``reply`` after a delay (to outlast the client's timeout);
-- ``HttpError(status, body)``: an HTTP error.
+- ``HttpError(status, body, headers)``: an HTTP error, e.g. ``HttpError(429, headers={"Retry-After":
+  "2"})``;
+- ``Disconnect()``: the connection closed with no response (a server restarting).
 
 Every request is recorded in ``server.requests`` (path, lower-cased headers, JSON body), so tests
 can check the messages sent, that errors were fed back and that the API key went only into the
@@ -34,11 +38,19 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["ChatServer", "HttpError", "RecordedRequest", "Slow", "ToolCall"]
+__all__ = [
+    "ChatServer",
+    "Disconnect",
+    "HttpError",
+    "RecordedRequest",
+    "Slow",
+    "ToolCall",
+    "WithUsage",
+]
 
 
 @dataclass(frozen=True)
@@ -58,11 +70,26 @@ class Slow:
 
 
 @dataclass(frozen=True)
+class WithUsage:
+    """``reply`` (text or a ``ToolCall``) with the tokens its ``usage`` field reports."""
+
+    reply: str | ToolCall
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass(frozen=True)
 class HttpError:
-    """An HTTP error status with a body."""
+    """An HTTP error status with a body and extra headers (``Retry-After``)."""
 
     status: int
     body: str = "internal error"
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Disconnect:
+    """No response: the server closes the connection once it has read the request."""
 
 
 @dataclass(frozen=True)
@@ -144,14 +171,22 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
             if isinstance(reply, Slow):
                 server._stopping.wait(reply.seconds)
                 reply = reply.reply
+            if isinstance(reply, Disconnect):
+                self.close_connection = True
+                return None
             if isinstance(reply, HttpError):
-                return self._send(reply.status, {"error": {"message": reply.body}})
+                error = {"error": {"message": reply.body}}
+                return self._send(reply.status, error, reply.headers)
             return self._send(200, _completion(body.get("model", "test"), reply))
 
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
+        def _send(
+            self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+        ) -> None:
             data = json.dumps(payload).encode()
             try:
                 self.send_response(status)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -165,7 +200,15 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def _completion(model: str, reply: str | ToolCall) -> dict[str, Any]:
+def _completion(model: str, reply: str | ToolCall | WithUsage) -> dict[str, Any]:
+    usage = None
+    if isinstance(reply, WithUsage):
+        usage = {
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+        }
+        reply = reply.reply
     message: dict[str, Any] = {"role": "assistant", "content": None}
     if isinstance(reply, ToolCall):
         arguments = reply.arguments
@@ -183,9 +226,10 @@ def _completion(model: str, reply: str | ToolCall) -> dict[str, Any]:
     else:
         message["content"] = reply
         finish = "stop"
-    return {
+    completion = {
         "id": "chatcmpl-test",
         "object": "chat.completion",
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
     }
+    return completion if usage is None else {**completion, "usage": usage}
