@@ -197,6 +197,11 @@ def prepare(
             "was found: install it (apt-get install stockfish), or give other --anchors "
             "(e.g. random greedy alphabeta:2, or none)"
         )
+    if analyse_depth is not None and not stockfish_installed():
+        raise StockfishNotFoundError(
+            "--analyse-depth (analyse_depth) needs Stockfish to evaluate the moves: install it "
+            "(apt-get install stockfish) or leave the analysis out"
+        )
     suite = load_openings(openings)
     per_pair = 2 * len(suite.openings) if games_per_pair is None else games_per_pair
     picked = pick_openings(suite, per_pair // 2, seed)
