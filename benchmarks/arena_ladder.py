@@ -14,7 +14,6 @@ It writes its arena under ``runs/arena-ladder`` (a rerun resumes) and prints the
 from __future__ import annotations
 
 import argparse
-import time
 
 from benchmarks.machine import machine_line
 from chess_env.arena import run
@@ -31,7 +30,6 @@ def main() -> None:
     args = parser.parse_args()
 
     specs = [f"stockfish?elo={elo}&movetime={args.movetime:g}" for elo in LEVELS]
-    started = time.process_time()
     result = run(
         specs[1:],
         anchors=[f"{specs[0]}@{LEVELS[0]}"],
@@ -51,7 +49,7 @@ def main() -> None:
             f"| {elo} | {rating:.0f} [{low:.0f}, {high:.0f}] | {rating - elo:+.0f} | "
             f"{card.points:g}/{card.games} |"
         )
-    print(f"\nCPU time of this process: {time.process_time() - started:.0f} s (engines apart)")
+    print(f"\n{result.wall_seconds:.0f} s of wall time, {result.cpu_seconds:.0f} s of CPU time")
 
 
 if __name__ == "__main__":

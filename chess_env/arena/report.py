@@ -200,7 +200,8 @@ def _games_line(result: ArenaResultDTO) -> str:
     )
     return (
         f"{result.games} rated games, {result.endpoint_failures} stopped by an endpoint outage; "
-        f"{analysis}; {result.wall_seconds:.1f} s of wall time"
+        f"{analysis}; {result.wall_seconds:.1f} s of wall time, {result.cpu_seconds:.1f} s of CPU "
+        "time (worker processes and engines included)"
     )
 
 

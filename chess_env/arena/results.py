@@ -235,4 +235,7 @@ class ArenaResultDTO(FrozenDTO):
     rating_method: str = Field(description="The fit, its prior and its intervals, in words")
     analyse_depth: int | None = Field(None, description="Stockfish depth of the move quality")
     wall_seconds: float = Field(ge=0, description="Wall time of this run (seconds)")
+    cpu_seconds: float = Field(
+        0.0, ge=0, description="CPU time of this run: its worker processes and engines included"
+    )
     machine: str = Field(description="CPU, cores and Python of the machine that ran it")

@@ -109,7 +109,7 @@ class Tournament:
 
     def play(self) -> ArenaResultDTO:
         """Play the pending games, analyse, and write ``result.json`` and the reports."""
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), _cpu_seconds()
         _run_async(self._play_pending())
         log, depth = self.log, self.analyse_depth
         analyses = None if depth is None else _analyse(log, depth, self.workers, self.progress)
@@ -122,6 +122,7 @@ class Tournament:
             bootstrap=self.bootstrap,
             prior_draws=self.prior_draws,
             wall_seconds=time.perf_counter() - started,
+            cpu_seconds=_cpu_seconds() - cpu_started,
         )
         out_dir = log.out_dir
         (out_dir / "result.json").write_text(result.model_dump_json(indent=2) + "\n", "utf-8")
@@ -232,6 +233,15 @@ def prepare(
         prior_draws,
         progress,
     )
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of the processes it has waited for (workers, engines)."""
+    import resource
+
+    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                          resource.RUSAGE_CHILDREN))  # fmt: skip
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _check_counts(

@@ -69,6 +69,7 @@ def build_result(
     bootstrap: int = 1000,
     prior_draws: float = DEFAULT_PRIOR_DRAWS,
     wall_seconds: float = 0.0,
+    cpu_seconds: float = 0.0,
 ) -> ArenaResultDTO:
     """The tournament's result from all its records (superseded ones included)."""
     latest = {record.game_id: record for record in records}
@@ -116,6 +117,7 @@ def build_result(
         ),
         analyse_depth=analyse_depth,
         wall_seconds=wall_seconds,
+        cpu_seconds=cpu_seconds,
         machine=machine_description(),
     )
 
