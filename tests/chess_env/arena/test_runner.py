@@ -196,3 +196,31 @@ def test_engine_games_run_in_workers_and_record_each_move(tmp_path: Path) -> Non
         for move in game.moves:
             assert board.san(chess.Move.from_uci(move.uci)) == move.san
             board.push_uci(move.uci)
+
+
+@pytest.mark.stockfish
+def test_move_quality_is_analysed_once_and_read_from_the_cache(tmp_path: Path) -> None:
+    from chess_env.players import stockfish_installed
+
+    if not stockfish_installed():
+        pytest.skip("the analysis needs the Stockfish binary")
+    options = dict(anchors=[], openings="startpos", games_per_pair=2, max_plies=30,
+                   analyse_depth=4, out=tmp_path, progress=False, bootstrap=0)  # fmt: skip
+    first = run(["greedy", "random"], **options)
+    cached = (tmp_path / "evals.jsonl").read_text()
+    moves = {name: 0 for name in ("greedy", "random")}
+    for game in _games(tmp_path):
+        for number, _ in enumerate(game.moves):
+            moves[game.white if number % 2 == 0 else game.black] += 1
+    for card in first.players:
+        quality = card.quality
+        assert quality is not None and quality.depth == 4 and quality.moves == moves[card.name]
+        assert quality.blunders + quality.mistakes + quality.inaccuracies <= quality.moves
+        assert quality.acpl >= 0 and 0 <= quality.accuracy <= 100
+    with open(tmp_path / "games.pgn", encoding="utf-8") as handle:
+        pgn = chess.pgn.read_game(handle)
+    assert all(node.eval() is not None for node in pgn.mainline())
+
+    second = run(["greedy", "random"], **options)  # nothing to play, every position cached
+    assert (tmp_path / "evals.jsonl").read_text() == cached
+    assert [card.quality for card in second.players] == [card.quality for card in first.players]
