@@ -1,8 +1,8 @@
 """How well Stockfish's ``UCI_Elo`` works as a rating scale at the arena's move time.
 
-Stockfish calibrates ``UCI_Elo`` at long time controls (its docs: CCRL 40/4, 120 s + 1 s on one
-core); the arena gives each move a fixed ``movetime`` (50 ms by default), so the scale it anchors
-to is approximate. This measures how far: a round robin of Stockfish at five ``UCI_Elo`` levels,
+Stockfish calibrated ``UCI_Elo`` at 60 s + 0.6 s a game, anchored to the CCRL 40/4 list; the
+arena gives each move a fixed ``movetime`` (50 ms by default), so the scale it anchors to is
+approximate. This measures how far: a round robin of Stockfish at five ``UCI_Elo`` levels,
 only the lowest pinned, and the other four fitted (Bradley-Terry, bootstrap intervals). If the
 nominal scale held at this move time, every fitted gap would equal the nominal gap.
 

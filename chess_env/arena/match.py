@@ -146,19 +146,7 @@ def _result(game: ChessGame, failed: chess.Color | None, ending: str | None) -> 
 def _move_record(board: chess.Board, move: chess.Move, seconds: float, player: Any) -> MoveRecord:
     """The move with what its player reported about it (LLM players report a decision)."""
     decision = getattr(player, "last_decision", None)
-    if decision is None:
-        return MoveRecord(uci=move.uci(), san=board.san(move), seconds=seconds)
-    return MoveRecord(
-        uci=move.uci(),
-        san=board.san(move),
-        seconds=seconds,
-        comment=decision.reasoning,
-        rejected=list(decision.rejected),
-        requests=decision.requests,
-        tokens_in=decision.tokens_in,
-        tokens_out=decision.tokens_out,
-        endpoint_retries=decision.endpoint_retries,
-    )
+    return _with_decision(decision, uci=move.uci(), san=board.san(move), seconds=seconds)
 
 
 def _unplayed_move(player: Any) -> MoveRecord | None:
@@ -167,10 +155,15 @@ def _unplayed_move(player: Any) -> MoveRecord | None:
     decision = getattr(player, "last_decision", None)
     if decision is None or not decision.requests:
         return None
+    return _with_decision(decision, uci="", san="", seconds=decision.seconds)
+
+
+def _with_decision(decision: Any, **move: Any) -> MoveRecord:
+    """A ``MoveRecord`` of ``move`` with the fields of a text player's ``MoveDecision``."""
+    if decision is None:
+        return MoveRecord(**move)
     return MoveRecord(
-        uci="",
-        san="",
-        seconds=decision.seconds,
+        **move,
         comment=decision.reasoning,
         rejected=list(decision.rejected),
         requests=decision.requests,
