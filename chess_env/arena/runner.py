@@ -110,7 +110,7 @@ class Tournament:
     def play(self) -> ArenaResultDTO:
         """Play the pending games, analyse, and write ``result.json`` and the reports."""
         started, cpu_started = time.perf_counter(), _cpu_seconds()
-        _run_async(self._play_pending())
+        _run_async(_play_all(self))
         log, depth = self.log, self.analyse_depth
         analyses = None if depth is None else _analyse(log, depth, self.workers, self.progress)
         result = build_result(
@@ -130,17 +130,6 @@ class Tournament:
         write_pgn(latest, out_dir / "games.pgn", analyses)
         write_reports(result, out_dir)
         return result
-
-    async def _play_pending(self) -> None:
-        await _play_all(
-            self.pending,
-            self.log,
-            len(self.games),
-            self.workers,
-            self.llm_concurrency,
-            self.config.max_plies,
-            self.progress,
-        )
 
 
 def prepare(
@@ -295,20 +284,16 @@ def _endpoints(game: ScheduledGame) -> list[str]:
     return sorted(keys)
 
 
-async def _play_all(
-    pending: Sequence[ScheduledGame],
-    log: GameLog,
-    total: int,
-    workers: int,
-    llm_concurrency: int,
-    max_plies: int,
-    progress: bool,
-) -> None:
+async def _play_all(tournament: Tournament) -> None:
+    """Play ``tournament``'s pending games, appending each to its log as soon as it ends."""
+    pending, log = tournament.pending, tournament.log
+    workers, llm_concurrency = tournament.workers, tournament.llm_concurrency
+    max_plies, total = tournament.config.max_plies, len(tournament.games)
     threaded = [game for game in pending if _threaded(game)]
     pooled = [game for game in pending if not _threaded(game)]
     limits: dict[str, asyncio.Semaphore] = {}
     bar = tqdm(total=total, initial=total - len(pending), desc="arena games", unit="game",
-               file=sys.stderr, disable=not progress, dynamic_ncols=True)  # fmt: skip
+               file=sys.stderr, disable=not tournament.progress, dynamic_ncols=True)  # fmt: skip
     with contextlib.ExitStack() as stack:
         loop = asyncio.get_running_loop()
         engines = stack.enter_context(_engine_executor(workers, bool(pooled)))
@@ -337,7 +322,7 @@ async def _play_all(
                 game = await finished
                 log.append(game)
                 bar.update()
-                bar.set_postfix_str(_standings(log), refresh=False)
+                bar.set_postfix_str(_standings(log, tournament.prior_draws), refresh=False)
         finally:
             for task in tasks:
                 task.cancel()
@@ -375,7 +360,7 @@ def _play_in_worker(game: ScheduledGame, max_plies: int) -> ArenaGame:
     return play_scheduled(game, _WORKER_POOL, max_plies)
 
 
-def _standings(log: GameLog, shown: int = 4) -> str:
+def _standings(log: GameLog, prior_draws: float, shown: int = 4) -> str:
     """The current leaders, for the progress bar (a point fit, no intervals)."""
     rated = [game for game in log.latest.values() if game.rated]
     if not rated:
@@ -385,7 +370,7 @@ def _standings(log: GameLog, shown: int = 4) -> str:
     scores = [GameScore(game.white, game.black, points[game.result or ""]) for game in rated]
     config = log.config
     anchors = {k: v for k, v in config.anchor_ratings.items() if k in names} or None
-    fit = fit_ratings(scores, names, anchors, bootstrap=0)
+    fit = fit_ratings(scores, names, anchors, bootstrap=0, prior_draws=prior_draws)
     leaders = sorted(fit.ratings.items(), key=lambda item: -item[1])[:shown]
     return ", ".join(f"{_short(name)} {rating:.0f}" for name, rating in leaders)
 
