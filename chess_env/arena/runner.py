@@ -273,15 +273,16 @@ def _threaded(game: ScheduledGame) -> bool:
 
 
 def _endpoints(game: ScheduledGame) -> list[str]:
-    """The LLM endpoints a game talks to (its concurrency keys), in a fixed order."""
+    """The LLM endpoints a game talks to (its concurrency keys, "local" for registered kinds
+    with none), in a fixed order so that two games never wait on each other's."""
     from chess_env.llm_player import llm_settings
 
-    keys = {"local"}
+    keys = set()
     for name in (game.white, game.black):
         spec = parse_player(name)
         if spec.kind == "openai":
             keys.add(llm_settings(spec)[0].base_url)
-    return sorted(keys)
+    return sorted(keys) or ["local"]
 
 
 async def _play_all(tournament: Tournament) -> None:

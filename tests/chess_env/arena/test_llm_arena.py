@@ -18,7 +18,7 @@ from chess_env.arena.runner import run
 from chess_env.arena.store import GAMES_FILE
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
-from chat_server import ChatServer, HttpError, WithUsage
+from chat_server import ChatServer, HttpError, Slow, WithUsage
 
 PROMPT_TOKENS, COMPLETION_TOKENS = 120, 7
 
@@ -147,3 +147,25 @@ def test_an_endpoint_outage_is_no_result_and_is_replayed(tmp_path: Path) -> None
     records = _games(tmp_path)
     assert len(records) == 4 and sum(record.rated for record in records) == 2
     assert {r.game_id for r in records if r.rated} == {r.game_id for r in records if not r.rated}
+
+
+def test_llm_games_run_at_most_llm_concurrency_at_a_time_per_endpoint(tmp_path: Path) -> None:
+    import time
+
+    delay, arrivals = 0.05, []
+
+    def endpoint(request: dict[str, Any]) -> Any:
+        arrivals.append(time.monotonic())  # the server holds each reply for ``delay`` seconds
+        prompt = request["messages"][-1]["content"]
+        board = chess.Board(prompt.split("FEN: ")[1].splitlines()[0])
+        return Slow(delay, f"[{min(board.legal_moves, key=lambda m: m.uci()).uci()}]")
+
+    with ChatServer(endpoint) as server:
+        llm = f"openai:scripted?base_url={server.base_url}"
+        result = run([llm], anchors=["random@0"], openings="default", games_per_pair=6,
+                     llm_concurrency=2, max_plies=12, out=tmp_path, progress=False,
+                     bootstrap=0)  # fmt: skip
+    assert result.games == 6
+    # requests in flight at once: arrivals less than one reply's delay apart
+    in_flight = max(sum(t <= u < t + delay * 0.9 for u in arrivals) for t in arrivals)
+    assert in_flight == 2
