@@ -224,3 +224,28 @@ def test_move_quality_is_analysed_once_and_read_from_the_cache(tmp_path: Path) -
     second = run(["greedy", "random"], **options)  # nothing to play, every position cached
     assert (tmp_path / "evals.jsonl").read_text() == cached
     assert [card.quality for card in second.players] == [card.quality for card in first.players]
+
+
+def test_a_registered_player_plays_in_this_process(tmp_path: Path) -> None:
+    from chess_env.opponents import Opponent
+    from chess_env.players import register_player, unregister_player
+
+    class FirstMove(Opponent):
+        name = "first"
+
+        def choose_move(self, board: chess.Board, legal_moves: list[chess.Move]) -> chess.Move:
+            return min(legal_moves, key=lambda move: move.uci())
+
+    register_player("first", lambda spec: FirstMove())
+    try:
+        result = run(["first", "random"], anchors=[], openings="startpos", games_per_pair=2,
+                     workers=2, out=tmp_path, progress=False, bootstrap=0)  # fmt: skip
+    finally:
+        unregister_player("first")
+    assert result.games == 2
+    for game in _games(tmp_path):
+        board = chess.Board()
+        for number, move in enumerate(game.moves):
+            if (number % 2 == 0) == (game.white == "first"):
+                assert move.uci == min(m.uci() for m in board.legal_moves)
+            board.push_uci(move.uci)
