@@ -65,12 +65,17 @@ def _rating(card: PlayerCard) -> str:
         '1512 [1450, 1580]'
     """
     if card.anchor is not None:
-        return f"{card.anchor:.0f} anchor"
+        return f"{_elo(card.anchor)} anchor"
     if card.rating is None:
         return "unrated"
     if card.rating_low is None or card.rating_high is None:
-        return f"{card.rating:.0f}"
-    return f"{card.rating:.0f} [{card.rating_low:.0f}, {card.rating_high:.0f}]"
+        return _elo(card.rating)
+    return f"{_elo(card.rating)} [{_elo(card.rating_low)}, {_elo(card.rating_high)}]"
+
+
+def _elo(rating: float) -> str:
+    """A rating to the nearest point, never "-0"."""
+    return str(round(rating) + 0)
 
 
 def _score(card: PlayerCard) -> str:
