@@ -13,6 +13,10 @@ sees everything, exactly. Partial observability and noise are wrappers
 3. the new state is validated against the definitions: a dynamics bug that breaks a bound
    raises ``DynamicsError`` naming the variable's path;
 4. ``max_turns`` truncates.
+
+With ``record=`` (a path, or True for memory only) the env keeps an episode log of what it
+returns (``multiagent.recording``); ``parallel_env(config, observability=True, record=...)``
+records the observations of the config's observability instead.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from multiagent.dto import SimulationSnapshot
 from multiagent.errors import StateValidationError
 from multiagent.observability import ObservabilityPlan, observe_all
 from multiagent.observation_layout import ObservationLayout
+from multiagent.recording import EpisodeLogDTO, EpisodeRecorder, Record
 from multiagent.spaces import from_space_value, ordered_dict, space_for, to_space_value
 from multiagent.state import (
     StateValidator,
@@ -100,6 +105,12 @@ class WorldEnv(ParallelEnv):
         invalid_action: "noop" (default: report in ``infos[agent]["action_error"]`` and skip
             the agent's action this turn) or "raise" (``ValueError`` naming the field).
         render_mode: None or "ansi" (a table of every agent's variables).
+        record: None (default: no log), True (the episode since the last reset is kept as
+            ``episode_log``) or a path: a ``.json`` (or gzipped ``.json.gz``) file each episode
+            is written to, or a folder where episode n goes to ``<world>-episode-<n>.json``.
+            The log holds what this env returns: the ground truth for every agent. An episode
+            is written when its last agent is done, or unfinished on ``reset``, ``restore`` or
+            ``close``; ``restore`` starts a new log at the snapshot's turn.
 
     Example:
         >>> env = WorldEnv("forage")
@@ -116,6 +127,7 @@ class WorldEnv(ParallelEnv):
         *,
         invalid_action: str = "noop",
         render_mode: str | None = None,
+        record: Record | None = None,
     ) -> None:
         if invalid_action not in ("noop", "raise"):
             raise ValueError(f"invalid_action must be 'noop' or 'raise', got {invalid_action!r}")
@@ -146,6 +158,17 @@ class WorldEnv(ParallelEnv):
         self.world: WorldState | None = None
         self.seed_value = 0
         self.rng = np.random.default_rng()
+        self.recorder = None if record is None else EpisodeRecorder(self, self.plan, record)
+
+    @property
+    def episode_log(self) -> EpisodeLogDTO | None:
+        """With ``record``, the episode since the last reset; otherwise None."""
+        return None if self.recorder is None else self.recorder.episode_log
+
+    def close(self) -> None:
+        """Write the episode in progress when recording."""
+        if self.recorder is not None:
+            self.recorder.close()
 
     # -- spaces -----------------------------------------------------------------------------
 
@@ -198,7 +221,10 @@ class WorldEnv(ParallelEnv):
             self._action_spaces[agent].seed(int(self.rng.integers(2**31)))
         self.world = initial_state(self.config)
         self.agents = list(self.possible_agents)
-        return self._observations(), {agent: {} for agent in self.agents}
+        observations = self._observations()
+        if self.recorder is not None:
+            self.recorder.start(list(self.agents))
+        return observations, {agent: {} for agent in self.agents}
 
     def step(
         self, actions: Mapping[str, Any]
@@ -225,6 +251,8 @@ class WorldEnv(ParallelEnv):
         for agent, message in errors.items():
             infos[agent]["action_error"] = message
         observations = self._observations()
+        if self.recorder is not None:
+            self.recorder.step(actions, self.agents, rewards, terminations, truncations, infos)
         self.agents = [a for a in self.agents if not (terminations[a] or truncations[a])]
         return observations, rewards, terminations, truncations, infos
 
@@ -354,6 +382,8 @@ class WorldEnv(ParallelEnv):
         self.agents = list(
             snapshot.live_agents if snapshot.live_agents is not None else self.possible_agents
         )
+        if self.recorder is not None:
+            self.recorder.start(list(self.agents))
         return self._observations()
 
     def save_checkpoint(self, path: str | Path) -> Path:
@@ -401,15 +431,24 @@ def parallel_env(
     config: SimulationConfig | str | Path | Mapping[str, Any],
     *,
     observability: bool = False,
+    record: Record | None = None,
     **kwargs: Any,
 ) -> ParallelEnv:
     """The world as a PettingZoo ``ParallelEnv``: the ground truth, or with ``observability``
-    the config's filter and noise (``multiagent.wrappers.ObservabilityWrapper``)."""
+    the config's filter and noise (``multiagent.wrappers.ObservabilityWrapper``).
+
+    ``record`` (True or a path, see ``WorldEnv``) puts ``multiagent.wrappers.RecordEpisode`` on
+    top, so the log holds the observations the agents get (filtered and noisy with
+    ``observability``)."""
     env: ParallelEnv = WorldEnv(config, **kwargs)
     if observability:
         from multiagent.wrappers import ObservabilityWrapper
 
         env = ObservabilityWrapper(env)
+    if record is not None:
+        from multiagent.wrappers import RecordEpisode
+
+        env = RecordEpisode(env, record)
     return env
 
 
@@ -417,7 +456,11 @@ def aec_env(
     config: SimulationConfig | str | Path | Mapping[str, Any],
     *,
     observability: bool = False,
+    record: Record | None = None,
     **kwargs: Any,
 ) -> AECEnv:
-    """The world as a PettingZoo ``AECEnv`` (PettingZoo's own parallel-to-AEC conversion)."""
-    return parallel_to_aec(parallel_env(config, observability=observability, **kwargs))
+    """The world as a PettingZoo ``AECEnv`` (PettingZoo's own parallel-to-AEC conversion);
+    ``record`` as in ``parallel_env`` (a turn is recorded when every agent has acted)."""
+    return parallel_to_aec(
+        parallel_env(config, observability=observability, record=record, **kwargs)
+    )

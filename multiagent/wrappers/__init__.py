@@ -5,6 +5,7 @@
 - ``FlattenForSB3``: Dict observations and actions that Stable-Baselines3 accepts.
 - ``SingleAgentEnv``: one agent learns (a ``gymnasium.Env``), the others follow policies.
 - ``TextObservationWrapper`` / ``observation_envelope``: the DTO view for LLM agents.
+- ``RecordEpisode``: every turn's ground truth, observations and actions as an episode log.
 """
 
 from multiagent.wrappers.flatten import FlattenForSB3
@@ -15,6 +16,7 @@ from multiagent.wrappers.noise import (
     noisy_element,
 )
 from multiagent.wrappers.observability import ObservabilityWrapper
+from multiagent.wrappers.record import RecordEpisode
 from multiagent.wrappers.single_agent import Policy, SingleAgentEnv
 from multiagent.wrappers.text import TextObservationWrapper, observation_envelope
 
@@ -25,6 +27,7 @@ __all__ = [
     "ObservabilityWrapper",
     "ParallelNoiseWrapper",
     "Policy",
+    "RecordEpisode",
     "SingleAgentEnv",
     "TextObservationWrapper",
     "noisy_element",
