@@ -6,11 +6,20 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: test test-distributed demo bench lint format clean
+.PHONY: test test-browser test-distributed demo bench lint format clean
 
 # compat (OpenEnv, ~300 MB with gradio): its clients test the server, its server is a bench peer.
+# The browser tests have their own target: they need Debian's chromium.
 test: $(VENV)/.extras-train,server,dev,compat
-	$(BIN)/python -m pytest -q -n 2
+	$(BIN)/python -m pytest -q -n 2 --ignore=tests/browser
+
+# The viewer in a real headless browser: Debian's chromium and chromium-driver (installed here
+# when missing and apt-get can), driven by Selenium; screenshots go to artifacts/browser/.
+test-browser: $(VENV)/.extras-server,dev
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		(apt-get update -qq && apt-get install -y -qq chromium chromium-driver) || \
+		echo "could not install chromium and chromium-driver: install them by hand"
+	POLYARENA_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/browser
 
 # Ray RLlib in its own venv (ray pins gymnasium 1.2.2; the main venv stays ray-free): one short
 # PPO iteration per env, locally with 0 and 1 env runners. The install takes a few minutes once.
