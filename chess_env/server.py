@@ -408,7 +408,9 @@ def create_chess_app(
 
     With ``service`` (or an ``archive_dir``), the multi-game chess service
     (``chess_env.service``) is mounted under ``/service``: ``/service/games`` and spectators on
-    ``/service/games/{id}/events``. At shutdown it stops its players and flushes the archive
+    ``/service/games/{id}/events``; and the viewer (``chess_env.viewer``) under ``/viewer/``:
+    pages to watch, replay and play its games, and to replay PGN files and arena runs. At
+    shutdown it stops its players and flushes the archive
     (logging by id the games it could not archive). An ``archive_dir`` that cannot be written
     is refused here (``chess_env.game_store.UnwritableArchiveError``, a ``ValueError``). Its
     settings: ``max_games`` held at once, ``game_idle_timeout`` seconds a game may idle,
@@ -420,6 +422,7 @@ def create_chess_app(
     from chess_env.game_store import StateManager
     from chess_env.service import create_chess_service_app
     from chess_env.service.app import close_service
+    from chess_env.viewer import mount_viewer
 
     manager = StateManager(max_games, idle_timeout=game_idle_timeout, archive_dir=archive_dir)
     games = create_chess_service_app(
@@ -432,6 +435,7 @@ def create_chess_app(
     closing = functools.partial(close_service, games.state.chess_service)
     app = create_app(ChessAdapter, on_shutdown=closing, **settings)
     app.mount(SERVICE_PATH, games)
+    mount_viewer(app, games.state.chess_service, allow_origins=settings.get("allow_origins", ()))
     return app
 
 

@@ -140,7 +140,11 @@ def served(mounted: bool, archive: Path) -> tuple[Any, StateManager, str]:
         manager = StateManager(max_games=5, archive_dir=archive)
         return create_chess_service_app(manager), manager, ""
     app = create_chess_app(service=True, archive_dir=archive, max_games=5)
-    (service,) = [route.app for route in app.routes if isinstance(route, Mount)]
+    (service,) = [
+        route.app
+        for route in app.routes
+        if isinstance(route, Mount) and route.path == SERVICE_PATH  # the viewer is mounted too
+    ]
     return app, service.state.chess_service.games, SERVICE_PATH
 
 
