@@ -33,6 +33,7 @@
       if (key === "className") node.className = value;
       else if (key === "dataset") Object.assign(node.dataset, value);
       else if (key === "onclick") node.addEventListener("click", value);
+      else if (key === "style") Object.assign(node.style, value); // CSSOM: the CSP allows it
       else node.setAttribute(key, value);
     }
     for (const child of children.flat()) {
@@ -214,7 +215,7 @@
         },
         el("span", { className: "level" }, level),
         el("span", { className: "noise" }, noiseText(noise)),
-        el("span", { className: "noise-bar", style: `width: ${Math.min(noise, 1) * 100}%` }));
+        el("span", { className: "noise-bar", style: { width: `${Math.min(noise, 1) * 100}%` } }));
       })));
     $("matrix").replaceChildren(el("thead", {}, head), el("tbody", {}, rows));
   }
