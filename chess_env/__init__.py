@@ -4,6 +4,8 @@ Importing this package registers ``chess_env/Chess-v0`` with Gymnasium.
 
 - ``ACTION_SIZE`` (4672), ``chess_env.encoding`` (tensors, action indices, masks)
 - ``ChessEnv``: one agent against an opponent; ``aec_env()``: two players
+- ``ChessVectorEnv``: N ``ChessEnv`` games batched in one process (``gym.make_vec``'s
+  ``vector_entry_point`` for ``chess_env/Chess-v0``)
 - ``chess_env.opponents``: random, greedy, Stockfish, SB3 policy, any callable
 - ``chess_env.rules.ChessGame``: the rules core both envs share
 """
@@ -30,6 +32,7 @@ from chess_env.errors import (
 )
 from chess_env.rules import ChessGame
 from chess_env.text import ChessTextEnv
+from chess_env.vector import ChessVectorEnv
 
 __all__ = [
     "ACTION_SIZE",
@@ -37,6 +40,7 @@ __all__ = [
     "ChessEnv",
     "ChessGame",
     "ChessTextEnv",
+    "ChessVectorEnv",
     "GameOverError",
     "IllegalActionError",
     "InvalidPositionError",
@@ -52,6 +56,10 @@ __all__ = [
 __version__ = "0.1.0"
 
 if "chess_env/Chess-v0" not in registry:
-    register(id="chess_env/Chess-v0", entry_point="chess_env.env:ChessEnv")
+    register(
+        id="chess_env/Chess-v0",
+        entry_point="chess_env.env:ChessEnv",
+        vector_entry_point="chess_env.vector:ChessVectorEnv",
+    )
 if "chess_env/ChessText-v0" not in registry:
     register(id="chess_env/ChessText-v0", entry_point="chess_env.text:ChessTextEnv")
