@@ -41,13 +41,16 @@ def random_legal_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndar
     """One uniformly random legal action per row of an (N, 4672) 0/1 mask; 0 for a row with none
     (a game that just ended: next-step autoreset ignores its action)."""
     n, width = masks.shape
+    edges = np.arange(n + 1) * width
     legal = np.flatnonzero(masks.view(np.bool_))  # int8 0/1 viewed as bool: the fast nonzero
-    offsets = np.arange(n) * width
-    starts = np.searchsorted(legal, offsets)
-    counts = np.diff(starts, append=len(legal))
+    bounds = legal.searchsorted(edges)
+    starts, counts = bounds[:-1], bounds[1:] - bounds[:-1]
     picks = starts + (rng.random(n) * counts).astype(np.intp)
-    actions = legal[np.minimum(picks, max(len(legal) - 1, 0))] - offsets if len(legal) else picks
-    return np.where(counts > 0, actions, 0)
+    if counts.all():
+        return legal[picks] - edges[:-1]
+    if not len(legal):
+        return np.zeros(n, dtype=np.intp)
+    return np.where(counts > 0, legal[np.minimum(picks, len(legal) - 1)] - edges[:-1], 0)
 
 
 def measure(mode: str, num_envs: int, seed: int, seconds: float) -> float:

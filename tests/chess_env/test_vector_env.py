@@ -349,14 +349,14 @@ def test_human_rendering_prints_what_sync_vector_env_prints(
 
 
 def played_positions(games: int, seed: int) -> list[chess.Board]:
-    """Boards with their move stacks, along seeded random games (castling, en passant, ends)."""
+    """Boards along seeded random games (castling, en passant, ends), each with its last move."""
     rng = random.Random(seed)
     boards = []
     for _ in range(games):
         board = chess.Board()
         while not board.is_game_over() and board.ply() < 200:
             board.push(rng.choice(list(board.legal_moves)))
-            boards.append(board.copy())
+            boards.append(board.copy(stack=1))  # a move behind it: castling read as played
     return boards
 
 
@@ -369,6 +369,7 @@ def test_boards_to_fens_and_tensor_equal_the_one_board_encoders(
     colors = [index % 3 == 0 for index in range(len(boards))]
     planes = boards_to_tensor(boards, colors)
     assert planes.shape == (len(boards), 8, 8, 12) and planes.dtype == np.uint8
-    for board, color, plane in zip(boards, colors, planes, strict=True):
-        np.testing.assert_array_equal(plane, board_to_tensor(board, "white" if color else "black"))
+    sides = ["white" if color else "black" for color in colors]
+    expected = [board_to_tensor(board, side) for board, side in zip(boards, sides, strict=True)]
+    np.testing.assert_array_equal(planes, np.stack(expected))
     assert boards_to_fens([]) == [] and boards_to_tensor([], []).shape == (0, 8, 8, 12)
