@@ -6,6 +6,11 @@ agent not to move, as in PettingZoo's classic envs. Rewards are +1 / -1 / 0 at t
 ends and truncates as ``ChessEnv`` does (see ``chess_env.rules``). ``aec_env()`` wraps the bare
 ``ChessAECEnv`` the way PettingZoo's ``chess_v6.env()`` does: an illegal action ends the game with
 -1 for the agent that played it.
+
+``ClassicWrapper`` is that wrapping (PettingZoo's order enforcing, bounds assertion and
+illegal-move termination) in one layer with the same behaviour: through PettingZoo's three layers,
+every attribute an AEC loop reads (``agent_selection``, ``terminations``, ...) took three failed
+look-ups and ``__getattr__`` calls, which cost more than the env's own step.
 """
 
 from __future__ import annotations
@@ -18,6 +23,11 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers.order_enforcing import (
+    AECOrderEnforcingIterable,
+    AECOrderEnforcingIterator,
+)
 
 from chess_env.encoding import ACTION_SIZE
 from chess_env.env import board_space
@@ -25,7 +35,7 @@ from chess_env.positions import start_game
 from chess_env.render import RENDER_MODES, render
 from chess_env.rules import DEFAULT_MAX_PLIES, ChessGame
 
-__all__ = ["ChessAECEnv", "aec_env", "raw_env"]
+__all__ = ["ChessAECEnv", "ClassicWrapper", "aec_env", "raw_env"]
 
 AGENTS = ("player_0", "player_1")
 
@@ -100,12 +110,13 @@ class ChessAECEnv(AECEnv, EzPickle):
         return self.game.board
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        color = agent == AGENTS[0]
-        mask = np.zeros(ACTION_SIZE, dtype=np.int8)
-        if agent == self.agent_selection and not self.game.is_over:
-            mask[self.game.legal_actions] = 1
+        game = self.game
+        if agent == self.agent_selection and not game.is_over:
+            mask = game.action_mask(np.int8)
+        else:
+            mask = np.zeros(ACTION_SIZE, dtype=np.int8)
         return {
-            "observation": self.game.observation("white" if color else "black"),
+            "observation": game.observation("white" if agent == AGENTS[0] else "black"),
             "action_mask": mask,
         }
 
@@ -166,8 +177,195 @@ raw_env = ChessAECEnv
 
 
 def aec_env(**kwargs: Any) -> AECEnv:
-    """``ChessAECEnv`` with PettingZoo's standard wrappers (illegal move -> -1 and game over)."""
-    env: AECEnv = ChessAECEnv(**kwargs)
-    env = wrappers.TerminateIllegalWrapper(env, illegal_reward=-1)
-    env = wrappers.AssertOutOfBoundsWrapper(env)
-    return wrappers.OrderEnforcingWrapper(env)
+    """``ChessAECEnv`` with PettingZoo's standard wrappers (illegal move -> -1 and game over), in
+    one layer: ``ClassicWrapper``, which behaves as chess_v6's stack of three."""
+    return ClassicWrapper(ChessAECEnv(**kwargs), illegal_reward=-1)
+
+
+# What the AEC API reads off a wrapper by ``__getattr__``. Set on a PettingZoo wrapper (it has no
+# __setattr__), such a name hides the env's for calls made through that wrapper; ClassicWrapper's
+# fast paths read the env directly, so they step aside for PettingZoo's own code when one is set.
+_ENV_STATE = frozenset(
+    ("agents", "agent_selection", "rewards", "_cumulative_rewards", "terminations",
+     "truncations", "infos")
+)  # fmt: skip
+
+
+class ClassicWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's classic-env wrappers in one layer, with exactly their behaviour.
+
+    ``ClassicWrapper(env, r)`` behaves as ``OrderEnforcingWrapper(AssertOutOfBoundsWrapper(
+    TerminateIllegalWrapper(env, illegal_reward=r)))``, the stack of ``chess_v6.env()``: the same
+    observations, rewards, terminations, truncations and infos, the same errors for calls before
+    ``reset`` and for out-of-bounds actions (``AssertionError``, gone under ``python -O`` as
+    there), the same logged warnings for an illegal action (the mover gets ``r``, the game ends)
+    and for a step after the end, the same ``agent_iter`` checks and the same ``str``. It is an
+    ``OrderEnforcingWrapper`` (PettingZoo's iterator and ``isinstance`` checks hold). What differs
+    is only the build: ``env.env`` is the bare env, not an ``AssertOutOfBoundsWrapper``.
+    ``tests/chess_env/test_aec_wrapper.py`` plays the same calls, legal, illegal and out of order,
+    through both and compares everything.
+
+    Args:
+        env: a bare ``AECEnv`` (``env.unwrapped is env``) whose observations are dicts holding
+            ``"action_mask"`` or whose infos hold it, as ``TerminateIllegalWrapper`` requires.
+        illegal_reward: the reward of an agent that plays an action its mask forbids.
+
+    Example:
+        >>> env = ClassicWrapper(ChessAECEnv(), illegal_reward=-1)
+        >>> env.reset(seed=0)
+        >>> str(env), isinstance(env, wrappers.OrderEnforcingWrapper)
+        ('chess_polyarena_v0', True)
+        >>> observation, reward, termination, truncation, info = env.last()
+        >>> int(observation["action_mask"].sum()), reward, termination, env.env is env.unwrapped
+        (20, 0.0, False, True)
+    """
+
+    def __init__(self, env: AECEnv, illegal_reward: float) -> None:
+        if not isinstance(env, AECEnv) or env.unwrapped is not env:
+            raise TypeError(f"ClassicWrapper wraps a bare AECEnv (env.unwrapped is env), got {env}")
+        super().__init__(env)
+        self._illegal_value = illegal_reward
+        self._prev_obs: Any = None  # the mover's last observation, whose mask judges its action
+        self._prev_info: Any = None
+        self._terminated = False  # ended by an illegal action
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        self._has_reset = True
+        self._has_updated = True
+        self._terminated = False
+        self._prev_obs = None
+        self._prev_info = None
+        self.env.reset(seed=seed, options=options)
+
+    def observe(self, agent: str) -> Any:
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return self._observe(agent)
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if not self._has_reset or not _ENV_STATE.isdisjoint(self.__dict__):
+            return super().last(observe)
+        env = self.env
+        agent = env.agent_selection
+        assert agent is not None
+        observation = self.observe(agent) if observe else None
+        return (
+            observation,
+            env._cumulative_rewards[agent],
+            env.terminations[agent],
+            env.truncations[agent],
+            env.infos[agent],
+        )
+
+    def step(self, action: Any) -> None:
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        env = self.env
+        if not (env.agents if _ENV_STATE.isdisjoint(self.__dict__) else self.agents):
+            self._has_updated = True
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
+        self._has_updated = True
+        agent = env.agent_selection
+        # AssertOutOfBoundsWrapper's check
+        assert (
+            action is None and (env.terminations[agent] or env.truncations[agent])
+        ) or _in_space(env.action_space(agent), action), "action is not in action space"
+        # TerminateIllegalWrapper's
+        mask = self._mover_mask(agent)
+        if self._terminated and (env.terminations[agent] or env.truncations[agent]):
+            env._was_dead_step(action)
+        elif not env.terminations[agent] and not env.truncations[agent] and not mask[action]:
+            self._terminate_illegal(agent)
+        else:
+            env.step(action)
+
+    def agent_iter(self, max_iter: int = 2**63) -> AECOrderEnforcingIterable:
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _Iterable(self, max_iter)
+
+    def __str__(self) -> str:
+        return str(self.env) if hasattr(self, "metadata") else repr(self)
+
+    # -- TerminateIllegalWrapper ------------------------------------------------------------
+
+    def _observe(self, agent: str) -> Any:
+        """Observe, keeping the mover's observation and info for its next step."""
+        env = self.env
+        observation = env.observe(agent)
+        selected = env.agent_selection
+        if agent == selected:
+            self._prev_obs = observation
+            self._prev_info = env.infos.get(selected, {})
+        return observation
+
+    def _mover_mask(self, agent: str) -> Any:
+        """The action mask of the mover's last observation (observed now if it was not)."""
+        if self._prev_obs is None:
+            self._observe(agent)
+        previous = self._prev_obs
+        if isinstance(previous, dict):
+            assert "action_mask" in previous, (
+                f"`action_mask` not found in dictionary observation: {previous}. Action mask "
+                "must either be in `observation['action_mask']` or `info['action_mask']` to use "
+                "TerminateIllegalWrapper."
+            )
+            mask = previous["action_mask"]
+        else:
+            assert self._prev_info is not None
+            assert "action_mask" in self._prev_info, (
+                f"`action_mask` not found in info for non-dictionary observation: "
+                f"{self._prev_info}. Action mask must either be in observation['action_mask'] or "
+                "info['action_mask'] to use TerminateIllegalWrapper."
+            )
+            mask = self._prev_info["action_mask"]
+        self._prev_obs = None
+        self._prev_info = None
+        return mask
+
+    def _terminate_illegal(self, agent: str) -> None:
+        """The mover loses by ``illegal_reward``; every agent is terminated and truncated."""
+        env = self.env
+        EnvLogger.warn_on_illegal_move()
+        env._cumulative_rewards[agent] = 0
+        env.terminations = dict.fromkeys(env.agents, True)
+        env.truncations = dict.fromkeys(env.agents, True)
+        env.rewards = dict.fromkeys(env.truncations, 0)
+        env.rewards[agent] = float(self._illegal_value)
+        env._accumulate_rewards()
+        env._deads_step_first()
+        self._terminated = True
+
+
+def _in_space(space: spaces.Space, action: Any) -> bool:
+    """``space.contains(action)``; a plain int inside a plain ``Discrete`` skips its numpy cast."""
+    if (
+        type(action) is int
+        and type(space) is spaces.Discrete
+        and space.start <= action < space.start + space.n
+    ):
+        return True
+    return space.contains(action)
+
+
+class _Iterable(AECOrderEnforcingIterable):
+    def __iter__(self) -> AECOrderEnforcingIterator:
+        return _Iterator(self.env, self.max_iter)
+
+
+class _Iterator(AECOrderEnforcingIterator):
+    """PettingZoo's order-enforcing iterator, reading the bare env's state directly."""
+
+    def __next__(self) -> str:
+        wrapper = self.env
+        if not _ENV_STATE.isdisjoint(wrapper.__dict__):
+            return super().__next__()
+        env = wrapper.env
+        if not env.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        agent = env.agent_selection
+        assert wrapper._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        wrapper._has_updated = False
+        return agent

@@ -23,6 +23,8 @@ when such a move is actually played. PettingZoo's chess applies ``can_claim_draw
 from __future__ import annotations
 
 from collections.abc import Hashable
+from itertools import repeat
+from operator import is_
 from typing import NamedTuple
 
 import chess
@@ -110,24 +112,29 @@ class ChessGame:
         self.legal_moves = moves
         # Built from the moves when first asked for: an opponent's position needs neither, a
         # served one no actions (they were a few microseconds of every ply).
-        self._actions: tuple[list[int], dict[int, chess.Move]] | None = None
+        self._keys: list[int] | None = None
+        self._actions: list[int] | None = None
         self._uci: list[str] | None = None
         self.outcome = self._outcome(has_moves=bool(moves))
 
-    def _action_index(self) -> tuple[list[int], dict[int, chess.Move]]:
-        if self._actions is None:
-            table = KEY_TO_ACTION[self.board.turn]
-            moves = self.legal_moves
+    def _move_keys(self) -> list[int]:
+        """``move_key`` of each legal move: the actions and the UCI strings are looked up by it."""
+        if self._keys is None:
             # move_key() inlined: this loop runs for every legal move of many plies.
-            actions = [
-                table[m.from_square | m.to_square << 6 | (m.promotion or 0) << 12] for m in moves
+            self._keys = [
+                m.from_square | m.to_square << 6 | (m.promotion or 0) << 12
+                for m in self.legal_moves
             ]
-            self._actions = actions, dict(zip(actions, moves, strict=True))
+        return self._keys
+
+    def _action_list(self) -> list[int]:
+        if self._actions is None:
+            self._actions = list(map(KEY_TO_ACTION[self.board.turn].__getitem__, self._move_keys()))
         return self._actions
 
     def _uci_list(self) -> list[str]:
         if self._uci is None:
-            self._uci = [UCI_OF_KEY[move_key(m)] for m in self.legal_moves]
+            self._uci = list(map(UCI_OF_KEY.__getitem__, self._move_keys()))
         return self._uci
 
     def _outcome(self, *, has_moves: bool) -> chess.Outcome | None:
@@ -174,7 +181,7 @@ class ChessGame:
     @property
     def legal_actions(self) -> list[int]:
         """The action index of each of ``legal_moves``, in the same order."""
-        return self._action_index()[0]
+        return self._action_list()
 
     @property
     def legal_uci(self) -> list[str]:
@@ -194,7 +201,7 @@ class ChessGame:
         """A fresh (4672,) mask of the legal actions of the side to move: bool, or ``np.int8``
         as Gymnasium's ``sample(mask=...)`` wants it."""
         mask = np.zeros(ACTION_SIZE, dtype=dtype)
-        mask[self.legal_actions] = 1
+        mask.put(self._action_list(), 1)  # put: no index array built from the list first
         return mask
 
     def observation(self, perspective: Perspective = "side_to_move") -> np.ndarray:
@@ -205,18 +212,24 @@ class ChessGame:
     def move_for_action(self, action: object) -> chess.Move:
         """The legal move for ``action``, or ``IllegalActionError`` saying why not."""
         index = check_action_range(action)
-        move = self._action_index()[1].get(index)
-        if move is None:
-            raise IllegalActionError(
-                explain_illegal(index, action_to_move(index, self.board), self.board)
-            )
-        return move
+        actions = self._action_list()  # one action per legal move: no two share an index
+        if index in actions:
+            return self.legal_moves[actions.index(index)]
+        raise IllegalActionError(
+            explain_illegal(index, action_to_move(index, self.board), self.board)
+        )
 
     def is_legal(self, move: chess.Move) -> bool:
-        if self._actions is None:  # an opponent's reply: most often one of legal_moves itself
-            return move in self.legal_moves
+        moves = self.legal_moves
+        # An opponent's reply is most often one of legal_moves itself: found by identity, without
+        # the dataclass __eq__ that ``in`` calls on every move before it.
+        if any(map(is_, moves, repeat(move))):
+            return True
+        if self._actions is None:
+            return move in moves
         action = action_of_key(move_key(move), self.board.turn)
-        return self._actions[1].get(action) == move
+        actions = self._actions
+        return action in actions and moves[actions.index(action)] == move
 
     def play(self, move: chess.Move) -> None:
         """Play a move that is in ``legal_moves`` (unchecked: callers decode or check first)."""
@@ -226,7 +239,7 @@ class ChessGame:
     def _advance(self, move: chess.Move) -> None:
         """``play`` but for the new position's move list and outcome (``undo`` takes it back)."""
         board = self.board
-        previous = (self.legal_moves, self._actions, self._uci,
+        previous = (self.legal_moves, self._keys, self._actions, self._uci,
                     self.outcome, self._insufficient, self._repetitions, self._key)  # fmt: skip
         board.push(move)
         if board.halfmove_clock == 0:
@@ -274,7 +287,7 @@ class ChessGame:
         if self._undo is None:
             raise RuntimeError("nothing to undo: no ply was played since the last undo")
         key = self._key
-        (self.legal_moves, self._actions, self._uci,
+        (self.legal_moves, self._keys, self._actions, self._uci,
          self.outcome, self._insufficient, repetitions, self._key) = self._undo  # fmt: skip
         if repetitions is self._repetitions:
             repetitions[key] -= 1
