@@ -26,7 +26,9 @@ from gymnasium.vector.utils import batch_space
 import chess_env  # noqa: F401 -- registers chess_env/Chess-v0 and its vector entry point
 from chess_env import ACTION_SIZE, ChessEnv, ChessVectorEnv, IllegalActionError
 from chess_env.encoding import board_to_tensor
+from chess_env.errors import PlayerFailedError
 from chess_env.fen import fen_of
+from chess_env.opponents import Opponent
 from chess_env.vector import boards_to_fens, boards_to_tensor
 
 ENV_ID = "chess_env/Chess-v0"
@@ -178,6 +180,41 @@ def test_illegal_actions_equal_sync_vector_envs(illegal_action: str) -> None:
         max_plies=60,
     )  # fmt: skip
     assert counts["illegal_action"] >= 10
+
+
+class FailingOpponent(Opponent):
+    """Plays a seeded random move, except that every 9th call its "engine dies"."""
+
+    name = "failing"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def choose_move(self, board: chess.Board, legal_moves: Any) -> chess.Move:
+        self.calls += 1
+        if self.calls % 9 == 0:
+            raise PlayerFailedError("the engine died")
+        return legal_moves[int(self.rng.integers(len(legal_moves)))]
+
+
+def test_an_opponent_that_fails_loses_as_in_sync_vector_env() -> None:
+    """One opponent object shared by the games of each vector env, as make_vec shares it."""
+    sync, native = (
+        gym.make_vec(ENV_ID, num_envs=3, vectorization_mode=mode, opponent=FailingOpponent())
+        for mode in ("sync", "vector_entry_point")
+    )
+    rng = np.random.default_rng(8)
+    first = sync.reset(seed=8)
+    assert_same(first, native.reset(seed=8), "reset")
+    masks, failures = first[1]["action_mask"], 0
+    for step in range(60):
+        actions = legal_actions(masks, rng)
+        expected = sync.step(actions)
+        assert_same(expected, native.step(actions), f"step {step}")
+        masks = expected[-1]["action_mask"]
+        failures += int((expected[-1]["outcome"] == "opponent_failed").sum())
+    assert failures >= 5
 
 
 def test_an_illegal_action_raises_as_in_sync_vector_env() -> None:
