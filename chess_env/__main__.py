@@ -220,7 +220,8 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
     serve.add_argument(
         "--service",
         action="store_true",
-        help="also serve the multi-game chess service under /service (games, spectators)",
+        help="also serve the multi-game chess service under /service (games, spectators) and "
+        "the viewer at /viewer/ (watch, replay and play games in a browser)",
     )
     serve.add_argument(
         "--archive",

@@ -7,7 +7,8 @@
 - ``split_comment(text)``: a PGN comment without its commands, and the refused answers it names
 - ``ReplayInputError``: a file that cannot be replayed; its message names the game, the line of
   the file where that game starts and the ply, and ``reason`` says what kind of fault it is:
-  "not_pgn", "illegal_move", "not_json", "unknown_record" or "invalid_record"
+  "not_pgn", "invalid_pgn" (e.g. a bad FEN tag), "illegal_move", "not_json", "unknown_record" or
+  "invalid_record"
 
 Every position comes from python-chess (moves pushed on a ``chess.Board``, ``Board.fen()``), so
 the page that shows them needs no rules of its own. Games outside the window asked for are
@@ -65,6 +66,15 @@ _PGN_RESULTS = {"1-0", "0-1", "1/2-1/2", "*"}
 _GAME_RESULT = {"white_wins": "1-0", "black_wins": "0-1", "draw": "1/2-1/2", None: "*"}
 _UNSET_TAGS = {"?", "????.??.??", "*", ""}
 _Read = Callable[[], ReplayGame]  # a game's replay, made only if the window holds it
+_MOVE_ERRORS = (chess.IllegalMoveError, chess.InvalidMoveError, chess.AmbiguousMoveError)
+
+
+class _QuietBuilder(chess.pgn.GameBuilder):
+    """python-chess's game builder without its log line per error: a user's bad file is their
+    422, not the server's log."""
+
+    def handle_error(self, error: Exception) -> None:
+        self.game.errors.append(error)
 
 
 class ReplayInputError(ValueError):
@@ -105,7 +115,7 @@ def _pgn_games(text: str, start: int, stop: int) -> Iterator[tuple[int, _Read | 
         line += text.count("\n", position, begin.start())
         handle.seek(begin.start())
         if start <= index < stop:
-            game = chess.pgn.read_game(handle)
+            game = chess.pgn.read_game(handle, Visitor=_QuietBuilder)
             if game is None:
                 return
             yield index, functools.partial(replay_pgn_game, game, index, line)
@@ -131,8 +141,11 @@ def replay_pgn_game(game: chess.pgn.Game, index: int = 0, line: int = 1) -> Repl
     """A game python-chess read from PGN, ply by ply (its evaluations, times and comments)."""
     where = f"game {index + 1} (line {line})"
     if game.errors:
+        error = game.errors[0]
+        if not isinstance(error, _MOVE_ERRORS):
+            raise ReplayInputError("invalid_pgn", f"{where}: {error}")
         ply = sum(1 for _ in game.mainline_moves()) + 1
-        raise ReplayInputError("illegal_move", f"{where}, ply {ply}: {game.errors[0]}")
+        raise ReplayInputError("illegal_move", f"{where}, ply {ply}: {error}")
     headers = game.headers
     if game.next() is None and all(value in _UNSET_TAGS for value in headers.values()):
         raise ReplayInputError("not_pgn", f"{where}: neither tags nor moves: is this PGN?")

@@ -156,7 +156,7 @@ def replay(request: ReplayRequest) -> Replay:
     record), the comment without its commands, the evaluation from White's side ([%eval]) and
     the answers refused before it. JSON lines may be arena games (``ArenaGame``) or the service
     archive's (``Game``). A game that cannot be read is a 422 naming it, its line and the ply
-    (reasons: not_pgn, illegal_move, not_json, unknown_record, invalid_record)."""
+    (reasons: not_pgn, invalid_pgn, illegal_move, not_json, unknown_record, invalid_record)."""
     try:
         return replay_file(request.text, request.format, request.start, request.count)
     except ReplayInputError as error:

@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 import chess
 import httpx
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -88,6 +89,20 @@ def drag(browser: WebDriver, source: str, target: str) -> None:
     actions.move_to_element_with_offset(board, tx, ty).release().perform()
 
 
+def click(browser: WebDriver, css: str) -> None:
+    """Click the element ``css`` selects, again if the page redrew it meanwhile (the game list
+    is redrawn every 1.5 s)."""
+
+    def clicked() -> bool:
+        try:
+            browser.find_element(By.CSS_SELECTOR, css).click()
+        except StaleElementReferenceException:
+            return False
+        return True
+
+    until(browser, clicked)
+
+
 def read(browser: WebDriver, script: str) -> Any:
     """What ``script`` returns, read in one go (the page redraws as frames arrive)."""
     return browser.execute_script(script)
@@ -128,11 +143,12 @@ def test_the_game_list_shows_a_new_game(
     created = create_game(api, REMOTE, {"player": "greedy", "name": "Greedy"})
     game_id = created["game"]["game_id"]
     row = f'#games tr[data-game-id="{game_id}"]'
-    until(browser, lambda: browser.find_elements(By.CSS_SELECTOR, row))
-    text = browser.find_element(By.CSS_SELECTOR, row).text
+    text = until(
+        browser, lambda: read(browser, f"return document.querySelector('{row}')?.innerText")
+    )
     assert "Remote" in text and "Greedy" in text and "playing" in text
     screenshot("game-list")
-    browser.find_element(By.CSS_SELECTOR, f"{row} a.open").click()
+    click(browser, f"{row} a.open")
     until(browser, lambda: "game.html" in browser.current_url)
     until_fen(browser, chess.STARTING_FEN)
 
@@ -154,15 +170,10 @@ def test_a_move_made_through_the_api_shows_on_the_game_page_within_a_second(
         assert played.status_code == 200, played.text
         board.push_san(san)
         until_fen(browser, board.fen(), timeout=LIVE_MOVE_DEADLINE)
-    moves = [
-        e.text for e in browser.find_elements(By.CSS_SELECTOR, "#moves li.ply:not(.start) .san")
-    ]
-    assert moves == ["e4", "c5", "Nf3"]
-    status = browser.find_element(By.ID, "game-status").text
-    assert "Black to move" in status
-    last = browser.find_elements(By.CSS_SELECTOR, "svg.board rect.last-move")
-    squares = {e.find_element(By.XPATH, "..").get_attribute("data-square") for e in last}
-    assert squares == {"g1", "f3"}
+    # Read in one go: the page redraws the moves when the replay it fetches after a frame comes.
+    until(browser, lambda: read(browser, MOVES_SHOWN) == ["e4", "c5", "Nf3"])
+    assert read(browser, LAST_MOVE) == ["f3", "g1"]
+    assert "Black to move" in browser.find_element(By.ID, "game-status").text
     screenshot("live-game")
     resigned = api.post(
         f"/service/games/{game_id}/resign", json={}, headers={SEAT: tokens["black"]}

@@ -14,6 +14,7 @@ from typing import Any
 
 import chess
 import chess.pgn
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -29,6 +30,7 @@ from chess_env.viewer.app import STATIC_DIR
 from chess_env.viewer.models import MAX_REPLAY_BODY
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+from live_server import live_command
 from service_seats import create, move, resign
 
 REPLAY = "/viewer/api/replay"
@@ -163,6 +165,7 @@ def test_a_window_of_a_large_file_is_replayed_and_the_rest_counted(client: TestC
         ('[White "A"]\n\n1. e4 e5 *\n\n[White "B"]\n\n1. e4 e5 2. Ke3 *\n', "illegal_move",
          "game 2 (line 5), ply 3: illegal san: 'Ke3'"),
         ("this is not a chess game", "not_pgn", "game 1 (line 1): neither tags nor moves"),
+        ('[FEN "8/8 w"]\n\n1. e4 *', "invalid_pgn", "game 1 (line 1): expected 8 rows"),
         ('\n\n{"game_id": "x"}\n', "not_pgn", "game 1 (line 3)"),
     ],
 )  # fmt: skip
@@ -396,6 +399,15 @@ def test_the_pages_fetch_nothing_from_another_host_and_inline_no_script_or_style
     for page in PAGES:  # the policy refuses inline scripts and styles: none is needed
         html = (STATIC_DIR / page).read_text()
         assert not re.search(r"<script(?![^>]*\ssrc=)|\sstyle=|<style|\son\w+=", html), page
+
+
+def test_serve_with_the_service_serves_the_viewer_and_without_it_does_not() -> None:
+    with live_command("chess_env", "--service") as address:
+        page = httpx.get(f"http://{address}/viewer/")
+        assert page.status_code == 200 and "Games on this server" in page.text
+        assert "default-src 'self'" in page.headers["content-security-policy"]
+    with TestClient(create_chess_app()) as client:
+        assert client.get("/viewer/").status_code == 404
 
 
 def test_the_routes_are_documented(client: TestClient) -> None:

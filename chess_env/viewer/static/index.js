@@ -1,7 +1,7 @@
 // The games page: the service's games (GET /service/games, every 1.5 s) and the archived ones
 // (GET /viewer/api/archive, every 5 s), each linking to its game page.
 
-import { ApiError, el, getJSON, pgnResult, serviceURL, viewerURL } from "./api.js";
+import { ApiError, el, getJSON, pgnResult, plural, serviceURL, viewerURL } from "./api.js";
 
 const LIVE_EVERY_MS = 1500;
 const ARCHIVE_EVERY_MS = 5000;
@@ -64,8 +64,10 @@ async function refreshLive() {
     liveBody.replaceChildren(...games.map(liveRow));
     const playing = games.filter((game) => game.status === "in_progress" && !game.aborted).length;
     liveStatus.textContent = games.length
-      ? `${games.length} games in memory, ${playing} in play.`
-      : "No game in memory. Start one on the Play page, or through POST /service/games.";
+      ? `${plural(games.length, "game")} in memory, ${playing} in play.`
+      : "No game in memory. Start one on the Play page, or through POST /service/games "
+        + "(a game a client plays is listed when created public, or by serve --list-games all).";
+    liveBody.closest("table").hidden = games.length === 0;
   } catch (error) {
     liveStatus.textContent = error instanceof ApiError && error.reason === "listing_off"
       ? "This server does not list its games (serve --list-games off); open one by its id."
@@ -78,8 +80,9 @@ async function refreshArchive() {
     const games = (await getJSON(viewerURL("archive"))).filter((game) => !liveIds.has(game.game_id));
     archiveBody.replaceChildren(...games.map(archiveRow));
     archiveStatus.textContent = games.length
-      ? `The ${games.length} latest games that left memory (the service's archive), newest first.`
+      ? `The latest ${plural(games.length, "game")} that left memory (the service's archive), newest first.`
       : "No archived game (the server archives with serve --archive DIR).";
+    archiveBody.closest("table").hidden = games.length === 0;
   } catch (error) {
     archiveStatus.textContent = `Cannot read the archive: ${error.message}`;
   }

@@ -9,6 +9,7 @@ import { ApiError, eventsURL, getJSON, viewerURL } from "./api.js";
 const REFRESH_DELAY_MS = 100; // frames in a burst (a server agent's answer) share one refresh
 const RECONNECT_DELAY_MS = 1000;
 const CLOSE_GOING_AWAY = 1001; // the game left the service's memory: archived
+const MAX_FAILED_CONNECTIONS = 5; // refused in a row (a token the page cannot send, a proxy...)
 
 export class LiveGame {
   /**
@@ -29,6 +30,7 @@ export class LiveGame {
     this.refreshing = null;
     this.again = false;
     this.timer = null;
+    this.failures = 0; // connections in a row that closed before any frame
   }
 
   /** Load the game, then follow it. */
@@ -83,14 +85,20 @@ export class LiveGame {
     if (this.finished || this.gone) return;
     const socket = new WebSocket(eventsURL(this.gameId));
     this.socket = socket;
-    socket.addEventListener("message", (event) => this.#frame(JSON.parse(event.data)));
+    let framed = false;
+    socket.addEventListener("message", (event) => {
+      framed = true;
+      this.failures = 0;
+      this.#frame(JSON.parse(event.data));
+    });
     socket.addEventListener("close", (event) => {
       if (this.socket !== socket) return;
       this.socket = null;
+      this.failures = framed ? 0 : this.failures + 1;
       if (event.code === CLOSE_GOING_AWAY) {
         this.gone = true;
         this.refresh(); // from the archive now
-      } else if (!this.finished && !this.gone) {
+      } else if (!this.finished && !this.gone && this.failures < MAX_FAILED_CONNECTIONS) {
         setTimeout(() => this.#connect(), RECONNECT_DELAY_MS);
       }
     });

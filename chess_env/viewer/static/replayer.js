@@ -213,10 +213,16 @@ export class Replayer {
       el("span", { class: "number" }, moveLabel(ply)),
       el("button", { type: "button", class: "san", dataset: { ply: ply.ply } }, ply.san),
       el("span", { class: "time" }, ply.book ? "book" : formatSeconds(ply.seconds)),
-      el("span", { class: "eval" }, evaluation),
+      el("span", { class: "eval" }, evaluation, evaluation ? this.#miniBar(ply) : null),
       ply.comment ? el("div", { class: "comment" }, ply.comment) : null,
       ply.refused?.length ? el("div", { class: "refused" }, `refused: ${ply.refused.join(", ")}`) : null,
     );
+  }
+
+  #miniBar(ply) {
+    const fillBar = el("span", { class: "mini-fill" });
+    fillBar.style.width = `${whiteShare(ply.eval_cp ?? 0)}%`;
+    return el("span", { class: "mini-bar", title: "White's share of the evaluation" }, fillBar);
   }
 
   #renderPlayers() {
