@@ -201,7 +201,8 @@ class ClassicWrapper(wrappers.OrderEnforcingWrapper):
     there), the same logged warnings for an illegal action (the mover gets ``r``, the game ends)
     and for a step after the end, the same ``agent_iter`` checks and the same ``str``. It is an
     ``OrderEnforcingWrapper`` (PettingZoo's iterator and ``isinstance`` checks hold). What differs
-    is only the build: ``env.env`` is the bare env, not an ``AssertOutOfBoundsWrapper``.
+    is only the build: ``env.env`` is the bare env, not an ``AssertOutOfBoundsWrapper``, and the
+    inner wrappers' private fields (``_prev_obs``, ...) are this object's own.
     ``tests/chess_env/test_aec_wrapper.py`` plays the same calls, legal, illegal and out of order,
     through both and compares everything.
 

@@ -13,7 +13,9 @@ where the wrappers' ``assert`` checks are gone.
 
 from __future__ import annotations
 
+import copy
 import importlib
+import pickle
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -298,6 +300,25 @@ def test_the_wrapper_is_an_order_enforcing_wrapper_with_the_stacks_face() -> Non
     assert ours.render() == theirs.render()
     with pytest.raises(TypeError, match="bare AECEnv"):
         ClassicWrapper(aec_env(), illegal_reward=-1)
+
+
+@pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle"])
+def test_copies_and_pickles_behave_the_same(how: str) -> None:
+    """EzPickle rebuilds the bare env from its arguments (unreset) in a deep copy or a pickle;
+    the wrapper's own state comes along: so in both stacks."""
+    duplicate = {
+        "copy": copy.copy,
+        "deepcopy": copy.deepcopy,
+        "pickle": lambda env: pickle.loads(pickle.dumps(env)),
+    }[how]
+    drivers = []
+    for env in (aec_env(), pettingzoo_stack()):
+        env.reset(seed=0)
+        env.step(encode_move(chess.Move.from_uci("e2e4"), chess.WHITE))
+        drivers.append(Driver(duplicate(env)))
+    ops = [("last", True), ("step", 2421), ("iter",), ("next",), ("reset", 0, None), ("last", True)]
+    for op in ops:
+        assert drivers[0].call(op) == drivers[1].call(op), op
 
 
 def test_the_same_under_python_dash_o_where_asserts_are_gone() -> None:
