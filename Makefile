@@ -35,11 +35,13 @@ demo: $(VENV)/.extras-train
 
 bench: $(VENV)/.extras-train,server,dev,compat
 	$(BIN)/python -m benchmarks.chess_throughput
+	$(BIN)/python -m benchmarks.chess_vector
 	$(BIN)/python -m benchmarks.multiagent
 	$(BIN)/python -m benchmarks.forage_learning
 	$(BIN)/python -m benchmarks.server_throughput
 	$(BIN)/python -m benchmarks.training_speed
 	$(BIN)/python -m benchmarks.training
+	$(BIN)/python -m benchmarks.arena_ladder
 
 lint: $(VENV)/.extras-dev
 	$(BIN)/ruff check .
