@@ -120,11 +120,16 @@ class ChessGame:
     def _move_keys(self) -> list[int]:
         """``move_key`` of each legal move: the actions and the UCI strings are looked up by it."""
         if self._keys is None:
-            # move_key() inlined: this loop runs for every legal move of many plies.
-            self._keys = [
-                m.from_square | m.to_square << 6 | (m.promotion or 0) << 12
-                for m in self.legal_moves
-            ]
+            board, moves = self.board, self.legal_moves
+            # move_key() inlined: this loop runs for every legal move of many plies. Only a pawn
+            # on its seventh rank can promote; without one no move has a promotion to add.
+            seventh = chess.BB_RANK_7 if board.turn == chess.WHITE else chess.BB_RANK_2
+            if board.pawns & board.occupied_co[board.turn] & seventh:
+                self._keys = [
+                    m.from_square | m.to_square << 6 | (m.promotion or 0) << 12 for m in moves
+                ]
+            else:
+                self._keys = [m.from_square | m.to_square << 6 for m in moves]
         return self._keys
 
     def _action_list(self) -> list[int]:

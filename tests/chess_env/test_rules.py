@@ -312,3 +312,17 @@ def test_legal_uci_is_a_fresh_list_each_call() -> None:
     first = game.legal_uci
     first.clear()
     assert len(game.legal_uci) == 20 and game.read_move("e2e4") == chess.Move.from_uci("e2e4")
+
+
+def test_actions_uci_and_decoding_match_python_chess_on_every_sampled_position(
+    positions: list[chess.Board],
+) -> None:
+    """~10,000 positions with promotions, castling and en passant: the index built from move keys
+    (without the promotion term when no pawn stands on its seventh rank) is python-chess's."""
+    for board in positions:
+        game = ChessGame(board.copy(stack=False), max_plies=None)
+        moves = list(board.legal_moves)
+        assert game.legal_actions == [encode_move(move, board.turn) for move in moves]
+        assert game.legal_uci == [move.uci() for move in moves]
+        assert [game.move_for_action(action) for action in game.legal_actions] == moves
+        assert all(game.is_legal(chess.Move.from_uci(move.uci())) for move in moves)
