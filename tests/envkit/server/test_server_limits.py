@@ -119,11 +119,15 @@ def test_a_websocket_handshake_over_the_budget_gets_429(clock: FakeClock) -> Non
     client.get("/metadata")
     with client.websocket_connect("/ws"):
         pass
+    # The first socket's session may outlive it here: TestClient stops its event loop when the
+    # socket closes, sometimes before the server's handler has removed the session.
+    store = app.state.env_service.store
+    before = len(store)
     with pytest.raises(WebSocketDenialResponse) as refused, client.websocket_connect("/ws"):
         pass
     assert refused.value.status_code == 429 and refused.value.headers["Retry-After"] == "30"
     assert refused.value.json()["code"] == "RATE_LIMITED"
-    assert len(app.state.env_service.store) == 0  # the refused handshake opened no session
+    assert len(store) <= before  # the refused handshake opened no session
 
 
 def test_the_limiter_forgets_clients_whose_bucket_refilled(clock: FakeClock) -> None:
