@@ -29,11 +29,9 @@ other work keeps busy (the ratios then compare CPU cost per ply). The targets, (
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
 import sys
-import time
 from collections.abc import Callable
 
 import chess
@@ -43,7 +41,7 @@ from pettingzoo.classic import chess_v6
 from pettingzoo.utils import wrappers
 from tqdm import tqdm
 
-from benchmarks.machine import machine_line
+from benchmarks.machine import CLOCKS, add_clock_argument, load_line, machine_line
 from chess_env import ChessEnv, ChessGame, aec_env
 from chess_env.aec import ChessAECEnv
 
@@ -152,9 +150,6 @@ CONTENDERS: dict[str, tuple[str, GameFactory]] = {
 }
 
 
-CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
-
-
 def measure(factory: GameFactory, seed: int, seconds: float, clock: str = "wall") -> float:
     """Plies per second over whole games played until at least ``seconds`` have passed."""
     timer = CLOCKS[clock]
@@ -175,11 +170,6 @@ def run_rounds(
             progress.set_postfix_str(f"({key}) {CONTENDERS[key][0]}")
             rates[key].append(measure(CONTENDERS[key][1], seed, seconds, clock))
     return rates
-
-
-def load_line() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} ({os.cpu_count()} cores)"
 
 
 def ratio(medians: dict[str, float], key: str, base: str) -> str:
@@ -234,12 +224,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--only", type=parse_keys, default=list(CONTENDERS), help="contenders, e.g. a,b,c"
     )
-    parser.add_argument(
-        "--clock",
-        choices=list(CLOCKS),
-        default="wall",
-        help="wall (default) or cpu: this process's CPU time, steadier on a machine others load",
-    )
+    add_clock_argument(parser)
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.seconds <= 0:
         parser.error("--rounds must be at least 1 and --seconds positive")

@@ -22,17 +22,15 @@ way.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
-import time
 
 import gymnasium as gym
 import numpy as np
 from tqdm import tqdm
 
 import chess_env  # noqa: F401 -- registers chess_env/Chess-v0 and its vector entry point
-from benchmarks.machine import machine_line
+from benchmarks.machine import CLOCKS, add_clock_argument, load_line, machine_line
 
 ENV_ID = "chess_env/Chess-v0"
 MODES = {"sync": "sync", "native": "vector_entry_point"}
@@ -53,9 +51,6 @@ def random_legal_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndar
     if not len(legal):
         return np.zeros(n, dtype=np.intp)
     return np.where(counts > 0, legal[np.minimum(picks, len(legal) - 1)] - edges[:-1], 0)
-
-
-CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
 def measure(mode: str, num_envs: int, seed: int, seconds: float, clock: str = "wall") -> float:
@@ -113,11 +108,6 @@ def verdict(rates: dict[tuple[int, str], list[float]]) -> str | None:
     return f"native/sync at N={TARGET_SIZE} = {ratio:.2f}  (target >= {TARGET_RATIO:g}): {passed}"
 
 
-def load_line() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} ({os.cpu_count()} cores)"
-
-
 def parse_sizes(text: str) -> list[int]:
     try:
         sizes = sorted({int(part) for part in text.split(",") if part.strip()})
@@ -137,12 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--sizes", type=parse_sizes, default=[1, 4, 16, 64], help="numbers of games N, e.g. 1,16"
     )
-    parser.add_argument(
-        "--clock",
-        choices=list(CLOCKS),
-        default="wall",
-        help="wall (default) or cpu: this process's CPU time, steadier on a machine others load",
-    )
+    add_clock_argument(parser)
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.seconds <= 0:
         parser.error("--rounds must be at least 1 and --seconds positive")
