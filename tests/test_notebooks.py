@@ -69,7 +69,7 @@ def check_chess_env(out: Outputs) -> None:
     assert "| random |" in tables and "| greedy |" in tables
     # The throughput table: every contender, each with its ratio to PettingZoo's chess.
     rows = [row for row in tables.splitlines() if row.startswith("| (")]
-    assert [row[3] for row in rows] == list("abcde")
+    assert [row[3] for row in rows] == list("abcdef")
     assert all(re.search(r"\| [\d.]+x \| [\d.]+x \|$", row) for row in rows)
 
 
