@@ -23,8 +23,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
-from itertools import chain
+from itertools import chain, repeat
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -241,11 +241,6 @@ class _Layout:
     leaves: _Leaves  # the scalar leaves' kinds, bounds, categories and path hashes
     kind_counts: tuple[int, int, int, int]  # scalar leaves per kind, in kind order
 
-    @cached_property
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The scalar leaves' facts as arrays (``draw_noise`` joins them every turn)."""
-        return {name: np.asarray(_fact(self.leaves, name), dtype=dtype) for name, dtype in _FACTS}
-
 
 LayoutCache = dict[tuple[bool, tuple[str, ...]], _Layout]
 
@@ -377,16 +372,12 @@ class NoisyTarget:
                 self._column(container, result[:, container.start : container.stop])
                 for container in self.containers
             ]
-            return [
-                dict(zip(names, chain(f, i, b, c, k, fixed_values), strict=False))
-                for f, i, b, c, k in zip(
-                    floats, ints, bools, labels, zip(*columns, strict=True), strict=True
-                )
-            ]
-        return [
-            dict(zip(names, chain(f, i, b, c, fixed_values), strict=False))
-            for f, i, b, c in zip(floats, ints, bools, labels, strict=True)
-        ]
+            rows = map(chain, floats, ints, bools, labels, zip(*columns, strict=True),
+                       repeat(fixed_values))  # fmt: skip
+        else:
+            rows = map(chain, floats, ints, bools, labels, repeat(fixed_values, len(floats)))
+        # map(zip, ...) rather than zip(..., strict=False): a keyword argument costs each call.
+        return list(map(dict, map(zip, repeat(names), rows)))
 
     def _column(self, container: _Container, block: np.ndarray) -> list[Any]:
         """One container rebuilt for every observer from its columns of noisy leaves."""
@@ -409,16 +400,16 @@ class NoisyTarget:
             labels = container.categories
             rows = [[labels[i] for i in row] for row in rows]
         # The hot loops below zip sequences whose lengths match by construction (the leaves
-        # were collected from these very keys and items): strict=False skips a per-item check.
+        # were collected from these very keys and items); map(zip, ...) passes no keyword.
         if container.form == "dict":
-            keys = container.keys
-            return [dict(zip(keys, row, strict=False)) for row in rows]
+            return list(map(dict, map(zip, repeat(container.keys), rows)))
         if container.form == "list":
             return rows
         if container.form == "tuple":
-            return [tuple(row) for row in rows]
+            return list(map(tuple, rows))
         w = container.width
-        return [list(zip(*(row[i::w] for i in range(w)), strict=False)) for row in rows]
+        fields = [map(itemgetter(slice(i, None, w)), rows) for i in range(w)]
+        return list(map(list, map(zip, *fields)))
 
 
 def _converted(block: np.ndarray, kind: int) -> list[list[Any]]:
@@ -490,18 +481,14 @@ def draw_noise(
 
 
 def _joined(targets: Sequence[NoisyTarget]) -> dict[str, np.ndarray]:
-    """Every target's leaf facts end to end: each target's scalars (static arrays of its layout)
-    then its containers' leaves."""
+    """Every target's leaf facts end to end: each target's scalars (facts of its layout) then its
+    containers' leaves."""
     values = [x for t in targets for x in chain(t.scalar_values, t.extra.values)]
     joined = {"values": np.asarray(values, dtype=np.float64)}
     for name, dtype in _FACTS:
-        joined[name] = np.concatenate(
-            [
-                part
-                for t in targets
-                for part in (t.layout.arrays[name], np.asarray(_fact(t.extra, name), dtype=dtype))
-            ]
-        )
+        # One conversion of one list: far cheaper than an array per target and a concatenate.
+        facts = [_fact(leaves, name) for t in targets for leaves in (t.layout.leaves, t.extra)]
+        joined[name] = np.asarray(list(chain.from_iterable(facts)), dtype=dtype)
     return joined
 
 
