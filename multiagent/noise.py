@@ -457,15 +457,9 @@ def draw_noise(
     ``observer_counts[g]`` observers for ``targets[g]``; the result for target g has one row per
     observer and one column per leaf.
     """
-    leaf_counts = np.asarray([t.n_leaves for t in targets], dtype=np.int64)
-    observer_counts = np.asarray(observer_counts, dtype=np.int64)
-    pair_counts = leaf_counts * observer_counts
-    group = np.repeat(np.arange(len(targets)), pair_counts)
-    first_pair = np.cumsum(pair_counts) - pair_counts
-    position = np.arange(int(pair_counts.sum())) - first_pair[group]
-    per_row = np.maximum(leaf_counts[group], 1)
-    leaf = (np.cumsum(leaf_counts) - leaf_counts)[group] + position % per_row
-    observer = (np.cumsum(observer_counts) - observer_counts)[group] + position // per_row
+    leaf_counts = tuple(t.n_leaves for t in targets)
+    observer_counts = tuple(int(count) for count in observer_counts)
+    leaf, observer, pair_counts = _pair_index(leaf_counts, observer_counts)
     flat = _noisy(
         _joined(targets),
         leaf,
@@ -478,6 +472,33 @@ def draw_noise(
         part.reshape(int(rows), int(columns))
         for part, rows, columns in zip(parts, observer_counts, leaf_counts, strict=True)
     ]
+
+
+_PAIR_INDICES: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[np.ndarray, ...]] = {}
+
+
+def _pair_index(
+    leaf_counts: tuple[int, ...], observer_counts: tuple[int, ...]
+) -> tuple[np.ndarray, ...]:
+    """Per (observer, leaf) pair, targets in order: its leaf and observer index, and the pairs per
+    target. Only the counts decide them, and these rarely change between turns: kept (read-only)."""
+    key = (leaf_counts, observer_counts)
+    if key not in _PAIR_INDICES:
+        if len(_PAIR_INDICES) >= 64:
+            _PAIR_INDICES.clear()
+        leaves = np.asarray(leaf_counts, dtype=np.int64)
+        observers = np.asarray(observer_counts, dtype=np.int64)
+        pair_counts = leaves * observers
+        group = np.repeat(np.arange(len(leaf_counts)), pair_counts)
+        first_pair = np.cumsum(pair_counts) - pair_counts
+        position = np.arange(int(pair_counts.sum())) - first_pair[group]
+        per_row = np.maximum(leaves[group], 1)
+        leaf = (np.cumsum(leaves) - leaves)[group] + position % per_row
+        observer = (np.cumsum(observers) - observers)[group] + position // per_row
+        for array in (leaf, observer, pair_counts):
+            array.setflags(write=False)
+        _PAIR_INDICES[key] = (leaf, observer, pair_counts)
+    return _PAIR_INDICES[key]
 
 
 def _joined(targets: Sequence[NoisyTarget]) -> dict[str, np.ndarray]:
