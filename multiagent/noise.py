@@ -545,14 +545,20 @@ def _noisy(
         second = _uniform(_splitmix64(bits[numeric]))
         radius = np.sqrt(-2.0 * np.log1p(-first[numeric]))
         error = radius * np.cos(2.0 * np.pi * second)
+        result = values.copy()
+        scaled = values[numeric] * (1.0 + level[numeric] * error)
+        integer = kinds[numeric] == _INT
+        scaled[integer] = np.rint(scaled[integer])
+        numeric_leaf = leaf[numeric]
+        low, high = leaves["low"][numeric_leaf], leaves["high"][numeric_leaf]
+        result[numeric] = np.clip(scaled, low, high)
     else:
-        error = 2.0 * first[numeric] - 1.0
-    result = values.copy()
-    scaled = values[numeric] * (1.0 + level[numeric] * error)
-    integer = kinds[numeric] == _INT
-    scaled[integer] = np.rint(scaled[integer])
-    numeric_leaf = leaf[numeric]
-    result[numeric] = np.clip(scaled, leaves["low"][numeric_leaf], leaves["high"][numeric_leaf])
+        # The rule runs on every pair and is kept on the numeric ones: the same elementwise
+        # arithmetic as on the numeric pairs alone, without gathering and scattering them.
+        scaled = values * (1.0 + level * (2.0 * first - 1.0))
+        scaled = np.where(kinds == _INT, np.rint(scaled), scaled)
+        clipped = np.clip(scaled, leaves["low"][leaf], leaves["high"][leaf])
+        result = np.where(numeric, clipped, values)
     flip = first < level
     boolean = (kinds == _BOOL) & flip
     result[boolean] = 1.0 - values[boolean]
