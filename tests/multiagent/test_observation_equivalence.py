@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from benchmarks.multiagent import workload_config, workload_state
+from multiagent.config import SimulationConfig
 from multiagent.env import initial_state
 from multiagent.observability import ObservabilityPlan, observe_all
 from multiagent.world_state import WorldState
@@ -71,6 +72,16 @@ def cases() -> Iterator[tuple[str, bool, Any]]:
                 yield f"workload/{state_seed}/{seed}/{turn}", False, run
         run = partial(observe_all, state, plan, seed=3, turn=4, observers=["A5", "A0", "A99"])
         yield f"workload/{state_seed}/some", True, run
+    gaussian = ObservabilityPlan(with_gaussian_noise(workload_config()))
+    for seed in (7, 12345):
+        run = partial(observe_all, workload_state(0), gaussian, seed=seed, turn=3)
+        yield f"workload-gaussian/0/{seed}/3", False, run
+
+
+def with_gaussian_noise(config: SimulationConfig) -> SimulationConfig:
+    assert config.observability is not None
+    section = config.observability.model_copy(update={"distribution": "gaussian"})
+    return config.model_copy(update={"observability": section})
 
 
 def compute() -> dict[str, Any]:
