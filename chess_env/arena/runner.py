@@ -35,7 +35,7 @@ from tqdm import tqdm
 from chess_env.arena.match import PlayerPool, play_scheduled
 from chess_env.arena.openings import load_openings, pick_openings
 from chess_env.arena.pgn_export import write_pgn
-from chess_env.arena.ratings import GameScore, fit_ratings
+from chess_env.arena.ratings import fit_ratings
 from chess_env.arena.report import write_reports
 from chess_env.arena.results import ArenaConfig, ArenaGame, ArenaResultDTO
 from chess_env.arena.schedule import (
@@ -45,7 +45,7 @@ from chess_env.arena.schedule import (
     pairings,
     schedule,
 )
-from chess_env.arena.scorecard import DEFAULT_PRIOR_DRAWS, Prices, build_result
+from chess_env.arena.scorecard import DEFAULT_PRIOR_DRAWS, Prices, build_result, game_scores
 from chess_env.arena.store import GameLog
 from chess_env.errors import PlayerSpecError, StockfishNotFoundError
 from chess_env.players import check_player, make_player, parse_player, stockfish_installed
@@ -367,11 +367,8 @@ def _standings(log: GameLog, prior_draws: float, shown: int = 4) -> str:
     if not rated:
         return ""
     names = sorted({name for game in rated for name in (game.white, game.black)})
-    points = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
-    scores = [GameScore(game.white, game.black, points[game.result or ""]) for game in rated]
-    config = log.config
-    anchors = {k: v for k, v in config.anchor_ratings.items() if k in names} or None
-    fit = fit_ratings(scores, names, anchors, bootstrap=0, prior_draws=prior_draws)
+    anchors = {k: v for k, v in log.config.anchor_ratings.items() if k in names} or None
+    fit = fit_ratings(game_scores(rated), names, anchors, bootstrap=0, prior_draws=prior_draws)
     leaders = sorted(fit.ratings.items(), key=lambda item: -item[1])[:shown]
     return ", ".join(f"{_short(name)} {rating:.0f}" for name, rating in leaders)
 

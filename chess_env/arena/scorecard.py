@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+import chess
 import numpy as np
 
 from chess_env.arena.ratings import (
@@ -46,7 +47,7 @@ from chess_env.players import parse_player
 if TYPE_CHECKING:
     from chess_env.arena.analysis import MoveEval
 
-__all__ = ["DEFAULT_PRIOR_DRAWS", "Prices", "build_result", "machine_description"]
+__all__ = ["DEFAULT_PRIOR_DRAWS", "Prices", "build_result", "game_scores", "machine_description"]
 
 DEFAULT_PRIOR_DRAWS = 0.1
 """Virtual draws per pairing: enough to keep a perfect score finite, small enough that a ladder of
@@ -75,7 +76,7 @@ def build_result(
     latest = {record.game_id: record for record in records}
     rated = sorted((game for game in latest.values() if game.rated), key=lambda g: g.index)
     names = [*config.players, *config.anchors]
-    scores = [GameScore(game.white, game.black, _POINTS[game.result or ""][0]) for game in rated]
+    scores = game_scores(rated)
     fit = fit_ratings(
         scores,
         names,
@@ -120,6 +121,11 @@ def build_result(
         cpu_seconds=cpu_seconds,
         machine=machine_description(),
     )
+
+
+def game_scores(games: Sequence[ArenaGame]) -> list[GameScore]:
+    """White's points in each rated game, as the rating fit takes them."""
+    return [GameScore(game.white, game.black, _POINTS[game.result or ""][0]) for game in games]
 
 
 def _player_card(
@@ -188,8 +194,6 @@ def _own_moves(game: ArenaGame, name: str) -> list[MoveRecord]:
 
 
 def _first_mover(game: ArenaGame) -> str:
-    import chess
-
     board = chess.Board(game.root_fen)
     white_first = board.turn == chess.WHITE
     if len(game.opening_moves) % 2:
@@ -213,8 +217,6 @@ def _quality(
 ) -> QualityCard | None:
     if analyses is None or depth is None:
         return None
-    import chess
-
     from chess_env.arena.analysis import QualitySummary
 
     evals = [
