@@ -19,7 +19,8 @@ from chess_env.players import stockfish_installed
 from training import experts
 from training.annealing import anneal
 from training.config import load_config
-from training.datasets import _expert_name, generate_chess_dataset
+from training.datasets import generate_chess_dataset
+from training.datasets.chess_games import expert_name
 from training.models import load_model
 
 DEMO_CONFIG = Path(training.__file__).parent / "configs" / "demo.yaml"
@@ -32,8 +33,8 @@ needs_stockfish = pytest.mark.skipif(not stockfish_installed(), reason="Stockfis
     [("alphabeta", "alphabeta:2"), ("alphabeta:1", "alphabeta:1"), ("alphabeta:3", "alphabeta:3")],
 )
 def test_the_recorded_expert_is_the_spec_with_its_depth(spec: str, name: str) -> None:
-    assert _expert_name(spec) == name
-    assert _expert_name(name) == name  # what the workers are given makes the same expert
+    assert expert_name(spec) == name
+    assert expert_name(name) == name  # what the workers are given makes the same expert
 
 
 @pytest.mark.parametrize(
@@ -49,13 +50,13 @@ def test_the_recorded_expert_is_the_spec_with_its_depth(spec: str, name: str) ->
 @needs_stockfish
 @pytest.mark.stockfish
 def test_stockfish_specs_are_recorded_with_their_depth(spec: str, name: str) -> None:
-    assert _expert_name(spec) == name
-    assert _expert_name(name) == name
+    assert expert_name(spec) == name
+    assert expert_name(name) == name
 
 
 def test_auto_without_stockfish_records_alphabeta_two(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(experts, "stockfish_installed", lambda: False)
-    assert _expert_name("auto") == "alphabeta:2"
+    assert expert_name("auto") == "alphabeta:2"
     data = generate_chess_dataset("auto", 4, seed=0, progress_bar=False)
     assert data.manifest.expert == "alphabeta:2"
 
