@@ -363,7 +363,10 @@ def fit_ratings(
     point estimate. The virtual draws stay on the pairs that met in the games themselves.
 
     Args:
-        games, players, anchors, prior_draws: as for ``bradley_terry``.
+        games: as for ``bradley_terry``.
+        players: as for ``bradley_terry``.
+        anchors: as for ``bradley_terry``.
+        prior_draws: as for ``bradley_terry``.
         bootstrap: the number of resamples (default 1000); 0 gives intervals equal to the estimate.
         seed: the seed of the resampling.
         confidence: the coverage of the interval, in (0, 1) (default 0.95).
