@@ -1,66 +1,9 @@
-"""Chess steps per second and per-step latency: in process vs the envkit server over the wire.
+"""Chess steps per second and per-step latency, served and in process: a grid of servers x clients.
 
-The contenders play random chess against the server's default (random) opponent, one step being
-the agent's move and the opponent's reply:
-
-- (a) ``in-process ChessAdapter.step``: ``ChessAdapter.reset`` then ``step(ChessAction(move=uci))``
-  with a uniformly random move from the observation's ``legal_moves`` -- the baseline.
-- (b) ``WebSocket /ws``: the same game over ONE connection to a live uvicorn server on 127.0.0.1
-  (``create_chess_app()`` under ``envkit.server.make_server``, as ``python -m chess_env serve``
-  runs it, in its own process, busy-polling up to 0.5 ms after each reply to a quick client:
-  ``envkit.server.busy_poll``), with the ``websockets`` client: ``{"type": "reset", "data":
-  {"seed": ..}}`` and ``{"type": "step", "data": {"move": uci}}``.
-- (c) ``HTTP /reset + /step``: one session over one keep-alive ``httpx.Client``: ``POST /reset``
-  (naming the session after the first) and ``POST /step`` with ``X-Session-Id``.
-- (d) ``OpenEnv create_app``: OpenEnv's own server hosting the same ``ChessAdapter`` (wrapped as
-  an OpenEnv ``Environment``: same opponent, same work per step), driven by the same WebSocket
-  client as (b) and under the same uvicorn settings -- only when ``import openenv`` works (the
-  ``compat`` extra), else skipped.
-- (e) and (f): (b) and (d) again with a client that waits for a reply by polling its socket
-  (``envkit.client.sync_socket.SyncWebSocket`` with ``spin=inf``): on a VM, a client that sleeps
-  through a ~0.3 ms step pays ~0.1 ms more to be woken, which is the client's cost, not the
-  server's.
-- (g): (a) again, sleeping 0.3 ms (untimed) before each step, as a server process waits for its
-  next message: on this VM the same step then runs ~0.1 ms slower (the CPU and its caches wake
-  up), a cost every served step pays that a tight loop does not. Reported, not subtracted.
-- (h) and (i): the floor, with the blocking and the polling client: a bare ASGI app under the
-  same uvicorn that does per message only what (b) must (parse the JSON, validate the action
-  with ``ChessAction``, step a ``ChessAdapter`` of its own, answer OpenEnv's frame in the same
-  JSON) -- no FastAPI, sessions, limits or error handling -- and busy-polls as (b) does. What
-  (b) takes beyond (h) is our server's own cost; what (h) takes beyond (a) is uvicorn's, the
-  loopback's, the client's and what is left of the idle CPU's, which no app served this way
-  avoids.
-- (j) and (k): (b) and (e) with busy polling off (``create_chess_app(busy_poll=0)``): what the
-  polling buys, and our server as it would be without it.
-- (l) and (m): ours and OpenEnv's server driven by OpenEnv's own ``GenericEnvClient`` through
-  its ``.sync()`` wrapper (its event loop on a thread of its own), as the issue's reference
-  figure (915 steps/s, 0.79 ms over the in-process step) was measured; (n) and (o): the same
-  client awaited on an event loop in the benchmark's thread. Only with the ``compat`` extra.
-- (t) and (u): ours and OpenEnv's server driven by this package's own sync client,
-  ``envkit.client.WSEnvClient`` (socket I/O in the caller's thread, polling up to 0.5 ms before
-  it sleeps; its replay bookkeeping and typed results included).
-- (p) to (s) and (v): each client, the blocking, polling, ``.sync()``, awaited and envkit one,
-  against a server that does no work: it answers every message at once with the same frame (a
-  game's first observation; the client keeps playing from it). That round trip is the client's
-  and the stack's own, which a served step pays besides any server work.
-
-Each contender plays ``--steps`` steps a round (resetting, with the next seed, when a game
-ends) and we time every step round trip. The contenders take turns in chunks of ``--chunk``
-steps, each keeping its connection and game from chunk to chunk, the order rotating every
-chunk: this VM drifts by tens of percent within a minute, and a contender that ran all its
-steps while the machine was slow would carry the drift into the comparison. Steps/s is steps
-over the time spent in the contender's chunks, resets included; p50 and p99 are of the step
-latencies alone. A round opens every contender (seeded with the round's seed), warms each up
-with one unmeasured chunk, then runs the chunks. The table shows each figure's median over
-``--rounds``; the targets are judged per round, on paired figures (the round's served p50 minus
-the same round's in-process p50; ours over OpenEnv's steps/s in the same round), and we report
-their median and how many rounds met them. Each server runs in its own process, as a served
-env does (``--same-process`` serves from a thread of this one instead, client and server then
-taking turns on one GIL; there no server busy-polls, since the event loop is not in its
-process's main thread). The targets -- the served p50 at most 0.3 ms over (a)'s, and ours
->= 1.5x OpenEnv's steps/s with the same client -- are judged with this package's own client
-((t) against (u)) and reported for each of the others ((b) against (d), (e) against (f), ...),
-with the floor's figures next to them, not enforced: the exit status is 0 either way.
+Each set-up is a server (ours, OpenEnv's, a bare floor, a zero-work server, or none: the step in
+process) driven by a client (websockets, a polling socket, WSEnvClient, OpenEnv's
+GenericEnvClient, HTTP). What each one measures, how the rounds are run and judged, and why:
+benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -81,10 +24,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from importlib.util import find_spec
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 import numpy as np
@@ -102,33 +45,59 @@ from envkit.server.busy_poll import BusyPoll
 from envkit.server.jsontext import dumps, loads
 
 HOST = "127.0.0.1"
-BASELINE = "a"
-# (ours, OpenEnv's) over WebSocket, per client. The targets are judged with the first, this
-# package's own client; the others show what other clients make of the same servers.
-CLIENTS = {
-    "envkit WSEnvClient": ("t", "u"),
-    "blocking": ("b", "d"),
-    "polling": ("e", "f"),
-    "GenericEnvClient .sync()": ("l", "m"),
-    "GenericEnvClient awaited": ("n", "o"),
-}
-JUDGED_CLIENT = next(iter(CLIENTS))
-# The bare ASGI app, and ours without busy polling, per client.
-FLOORS = {"blocking": "h", "polling": "i"}
-UNPOLLED = {"blocking": "j", "polling": "k"}
-# The server that does no work, per client.
-ZERO_WORK = {
-    "blocking": "p",
-    "polling": "q",
-    "GenericEnvClient .sync()": "r",
-    "GenericEnvClient awaited": "s",
-    "envkit WSEnvClient": "v",
-}
+
+# The servers (IN_PROCESS: none, the step called directly).
+IN_PROCESS = "in process"
+ENVKIT = "envkit"
+UNPOLLED = "envkit, busy polling off"
+OPENENV = "OpenEnv create_app"
+FLOOR = "floor (bare ASGI app)"
+ZERO_WORK = "zero-work server"
+# The clients.
+DIRECT = "ChessAdapter.step"
+AFTER_IDLE = "ChessAdapter.step, CPU idle 0.3 ms before"
+BLOCKING = "websockets (blocking)"
+POLLING = "polling socket"
+HTTP = "HTTP /reset + /step (keep-alive)"
+WSENV = "envkit WSEnvClient"
+GENERIC_SYNC = "GenericEnvClient .sync()"
+GENERIC_AWAITED = "GenericEnvClient awaited"
+# WebSocket clients: the targets are judged with the first, this package's own; the others show
+# what other clients make of the same servers.
+WS_CLIENTS = (WSENV, BLOCKING, POLLING, GENERIC_SYNC, GENERIC_AWAITED)
+JUDGED_CLIENT = WS_CLIENTS[0]
+FLOOR_CLIENTS = (BLOCKING, POLLING)  # the clients the floor and busy polling off are run with
+OPENENV_CLIENTS = (GENERIC_SYNC, GENERIC_AWAITED)  # need the compat extra, as OpenEnv's server
 WS_OVERHEAD_TARGET_MS = 0.3
 OPENENV_RATE_TARGET = 1.5
-# (g): about what a served step's round trip leaves the server process idle between messages.
+# The in-process step after idling: about what a served step's round trip leaves the server
+# process idle between messages.
 IDLE_S = 0.3e-3
 REPLY_TIMEOUT_S = 30.0
+
+
+class Setup(NamedTuple):
+    """One contender: a server and the client that drives it."""
+
+    server: str
+    client: str
+
+    def __str__(self) -> str:
+        return f"{self.server} x {self.client}"
+
+
+BASELINE = Setup(IN_PROCESS, DIRECT)
+IDLE = Setup(IN_PROCESS, AFTER_IDLE)
+# Every set-up, in the table's order.
+SETUPS = (
+    BASELINE,
+    IDLE,
+    *(Setup(ENVKIT, client) for client in (*WS_CLIENTS, HTTP)),
+    *(Setup(OPENENV, client) for client in WS_CLIENTS),
+    *(Setup(FLOOR, client) for client in FLOOR_CLIENTS),
+    *(Setup(UNPOLLED, client) for client in FLOOR_CLIENTS),
+    *(Setup(ZERO_WORK, client) for client in WS_CLIENTS),
+)
 
 # A contender: the round's seed -> an endless game, one step's latency (seconds) per item; closing
 # the stream closes the contender's connection.
@@ -177,7 +146,8 @@ def play(
 
 
 def in_process(seed: int, *, idle: float = 0.0) -> Iterator[float]:
-    """(a), or with ``idle`` (g): the same steps, each after the CPU sat idle as a server's does."""
+    """The baseline, or with ``idle`` the same steps, each after the CPU sat idle as a server's
+    does."""
     adapter = ChessAdapter()
 
     def reset(episode_seed: int) -> dict[str, Any]:
@@ -383,8 +353,21 @@ def http_contender(address: str) -> Contender:
     return run
 
 
+def contender(client: str, address: str) -> Contender:
+    """``client`` driving the server at ``address``."""
+    if client in (BLOCKING, POLLING):
+        return websocket_contender(address, polling=client == POLLING)
+    if client in OPENENV_CLIENTS:
+        return generic_client_contender(address, awaited=client == GENERIC_AWAITED)
+    if client == WSENV:
+        return envkit_client_contender(address)
+    if client == HTTP:
+        return http_contender(address)
+    raise ValueError(f"no such client: {client}")
+
+
 def openenv_app() -> FastAPI:
-    """OpenEnv's ``create_app`` hosting our ``ChessAdapter``: the same env and opponent as (b).
+    """OpenEnv's ``create_app`` hosting our ``ChessAdapter``: the same env and opponent as ours.
 
     The action and observation types are ours with OpenEnv's base classes mixed in, so OpenEnv
     validates an action once (as our server does) and the adapter gets it as it is; the
@@ -442,27 +425,26 @@ def openenv_app() -> FastAPI:
         def close(self) -> None:
             self.adapter.close()
 
-    # Five clients hold a session at once, (d), (f), (m), (o) and (u): OpenEnv's default allows
-    # one.
+    # Every WebSocket client holds a session at once: OpenEnv's default allows one.
     app: FastAPI = create_app(
         ChessOnOpenEnv,
         OpenEnvChessAction,
         OpenEnvChessObservation,
         env_name="chess",
-        max_concurrent_envs=len(CLIENTS) + 1,
+        max_concurrent_envs=len(WS_CLIENTS) + 1,
     )
     return app
 
 
 def bare_app() -> ASGIApp:
-    """(h), (i): a bare ASGI app doing per WebSocket message what (b) must do, and no more,
-    busy-polling as (b) does."""
+    """The floor: a bare ASGI app doing per WebSocket message what our server must do, and no
+    more, busy-polling as ours does."""
     return _websocket_app(_bare_socket)
 
 
 def zero_work_app() -> ASGIApp:
-    """(p)-(s): answers every WebSocket message at once with the same observation frame (a
-    game's first), busy-polling as (b) does: a client's and the stack's own round trip."""
+    """Answers every WebSocket message at once with the same observation frame (a game's first),
+    busy-polling as ours does: a client's and the stack's own round trip."""
     return _websocket_app(_zero_work_socket)
 
 
@@ -520,36 +502,10 @@ def openenv_available() -> bool:
     return True
 
 
-NAMES = {
-    "a": "in-process ChessAdapter.step",
-    "b": "envkit WebSocket /ws (1 connection)",
-    "c": "envkit HTTP /reset + /step (keep-alive)",
-    "d": "OpenEnv create_app hosting ChessAdapter, WebSocket",
-    "e": "envkit WebSocket /ws, polling client",
-    "f": "OpenEnv create_app, WebSocket, polling client",
-    "g": "in-process ChessAdapter.step, CPU idle 0.3 ms before each step",
-    "h": "floor: bare ASGI app, same uvicorn and step, WebSocket",
-    "i": "floor: bare ASGI app, WebSocket, polling client",
-    "j": "envkit WebSocket /ws, busy polling off",
-    "k": "envkit WebSocket /ws, busy polling off, polling client",
-    "l": "envkit WebSocket /ws, OpenEnv GenericEnvClient .sync()",
-    "m": "OpenEnv create_app, OpenEnv GenericEnvClient .sync()",
-    "n": "envkit WebSocket /ws, OpenEnv GenericEnvClient awaited",
-    "o": "OpenEnv create_app, OpenEnv GenericEnvClient awaited",
-    "p": "zero-work server, WebSocket",
-    "q": "zero-work server, polling client",
-    "r": "zero-work server, OpenEnv GenericEnvClient .sync()",
-    "s": "zero-work server, OpenEnv GenericEnvClient awaited",
-    "t": "envkit WebSocket /ws, envkit WSEnvClient",
-    "u": "OpenEnv create_app, envkit WSEnvClient",
-    "v": "zero-work server, envkit WSEnvClient",
-}
-
-
 def run_rounds(
-    contenders: dict[str, Contender], rounds: int, steps: int, chunk: int
-) -> dict[str, list[Figures]]:
-    results: dict[str, list[Figures]] = {key: [] for key in contenders}
+    contenders: dict[Setup, Contender], rounds: int, steps: int, chunk: int
+) -> dict[Setup, list[Figures]]:
+    results: dict[Setup, list[Figures]] = {key: [] for key in contenders}
     cycles = math.ceil(steps / chunk)
     with tqdm(total=rounds * cycles, desc="chunks", unit="cycle", file=sys.stderr) as progress:
         for seed in range(rounds):
@@ -560,8 +516,8 @@ def run_rounds(
 
 
 def run_round(
-    contenders: dict[str, Contender], seed: int, steps: int, chunk: int, progress: tqdm
-) -> dict[str, Figures]:
+    contenders: dict[Setup, Contender], seed: int, steps: int, chunk: int, progress: tqdm
+) -> dict[Setup, Figures]:
     """Every contender ``steps`` steps, in chunks taken in turn, the first turn rotating."""
     streams = {key: contender(seed) for key, contender in contenders.items()}
     try:
@@ -584,7 +540,7 @@ def run_round(
             stream.close()
 
 
-def median_figures(results: dict[str, list[Figures]]) -> dict[str, Figures]:
+def median_figures(results: dict[Setup, list[Figures]]) -> dict[Setup, Figures]:
     return {
         key: Figures(
             statistics.median(f.rate for f in values),
@@ -595,46 +551,49 @@ def median_figures(results: dict[str, list[Figures]]) -> dict[str, Figures]:
     }
 
 
-def overheads(results: dict[str, list[Figures]], key: str) -> list[float]:
-    """Per round: the contender's p50 minus the in-process p50 of the same round (ms)."""
-    return [ours.p50 - base.p50 for ours, base in zip(results[key], results[BASELINE], strict=True)]
+def overheads(results: dict[Setup, list[Figures]], setup: Setup) -> list[float]:
+    """Per round: the set-up's p50 minus the in-process p50 of the same round (ms)."""
+    pairs = zip(results[setup], results[BASELINE], strict=True)
+    return [ours.p50 - base.p50 for ours, base in pairs]
 
 
-def rate_ratios(results: dict[str, list[Figures]], ours: str, theirs: str) -> list[float]:
+def rate_ratios(results: dict[Setup, list[Figures]], ours: Setup, theirs: Setup) -> list[float]:
     """Per round: ``ours``' steps/s over ``theirs``' in the same round."""
     pairs = zip(results[ours], results[theirs], strict=True)
     return [mine.rate / other.rate for mine, other in pairs]
 
 
-def table(results: dict[str, list[Figures]]) -> list[str]:
+def table(results: dict[Setup, list[Figures]]) -> list[str]:
     median = median_figures(results)
     lines = [
-        "| contender | steps/s (median) | min | max | p50 ms | p99 ms "
+        "| server | client | steps/s (median) | min | max | p50 ms | p99 ms "
         "| p50 overhead vs in-process (paired median) |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for key, values in sorted(results.items()):
-        rates = [f.rate for f in values]
+    for setup in (setup for setup in SETUPS if setup in results):
+        rates = [f.rate for f in results[setup]]
         overhead = (
-            f"{statistics.median(overheads(results, key)):+.3f} ms" if key != BASELINE else "--"
+            f"{statistics.median(overheads(results, setup)):+.3f} ms" if setup != BASELINE else "--"
         )
         lines.append(
-            f"| ({key}) {NAMES[key]} | {median[key].rate:,.0f} | {min(rates):,.0f} "
-            f"| {max(rates):,.0f} | {median[key].p50:.3f} | {median[key].p99:.3f} | {overhead} |"
+            f"| {setup.server} | {setup.client} | {median[setup].rate:,.0f} "
+            f"| {min(rates):,.0f} | {max(rates):,.0f} | {median[setup].p50:.3f} "
+            f"| {median[setup].p99:.3f} | {overhead} |"
         )
     return lines
 
 
-def verdicts(results: dict[str, list[Figures]]) -> list[str]:
+def verdicts(results: dict[Setup, list[Figures]]) -> list[str]:
     """The two targets, once per client, on per-round paired figures: median, range, rounds met."""
     lines = [f"Targets judged with the {JUDGED_CLIENT} client; the other clients for comparison:"]
-    for client, (ours, openenv) in CLIENTS.items():
+    for client in WS_CLIENTS:
+        ours, openenv = Setup(ENVKIT, client), Setup(OPENENV, client)
         if ours not in results:
-            lines.append(f"{client} client: ({ours}), ({openenv}): n/a, no OpenEnv")
+            lines.append(f"{client} client: n/a, no OpenEnv")
             continue
         lines.append(
             judged(
-                f"{client} client: ({ours}) WS overhead p50 over the in-process step",
+                f"{client} client: {ENVKIT}'s p50 overhead over the in-process step",
                 overheads(results, ours),
                 lambda overhead: overhead <= WS_OVERHEAD_TARGET_MS,
                 f"<= {WS_OVERHEAD_TARGET_MS:g} ms",
@@ -644,7 +603,7 @@ def verdicts(results: dict[str, list[Figures]]) -> list[str]:
         if openenv in results:
             lines.append(
                 judged(
-                    f"{client} client: ({ours})/({openenv}) steps/s",
+                    f"{client} client: {ENVKIT} / {OPENENV} steps/s",
                     rate_ratios(results, ours, openenv),
                     lambda ratio: ratio >= OPENENV_RATE_TARGET,
                     f">= {OPENENV_RATE_TARGET:g}",
@@ -652,62 +611,62 @@ def verdicts(results: dict[str, list[Figures]]) -> list[str]:
                 )
             )
         else:
-            lines.append(f"{client} client: ({ours})/({openenv}) steps/s: n/a, no OpenEnv")
-        if client in FLOORS:
+            lines.append(f"{client} client: {ENVKIT} / {OPENENV} steps/s: n/a, no OpenEnv")
+        if client in FLOOR_CLIENTS:
             lines.append(floor_line(results, client))
             lines.append(unpolled_line(results, client))
         lines.append(zero_work_line(results, client))
     return lines
 
 
-def floor_line(results: dict[str, list[Figures]], client: str) -> str:
+def floor_line(results: dict[Setup, list[Figures]], client: str) -> str:
     """The floor's own figures against the targets, and how far ours is above it."""
-    (ours, openenv), floor = CLIENTS[client], FLOORS[client]
+    ours, floor = Setup(ENVKIT, client), Setup(FLOOR, client)
     above = [mine.p50 - bare.p50 for mine, bare in zip(results[ours], results[floor], strict=True)]
     return (
-        f"{client} client: the floor {_figures_line(results, floor, openenv)}; "
-        f"({ours})'s p50 is {statistics.median(above):+.3f} ms over the floor's"
+        f"{client} client: {_figures_line(results, floor)}; "
+        f"{ENVKIT}'s p50 is {statistics.median(above):+.3f} ms over the floor's"
     )
 
 
-def unpolled_line(results: dict[str, list[Figures]], client: str) -> str:
+def unpolled_line(results: dict[Setup, list[Figures]], client: str) -> str:
     """Ours with busy polling off against the targets, and what the polling takes off a step."""
-    (ours, openenv), unpolled = CLIENTS[client], UNPOLLED[client]
+    ours, unpolled = Setup(ENVKIT, client), Setup(UNPOLLED, client)
     gains = [off.p50 - on.p50 for on, off in zip(results[ours], results[unpolled], strict=True)]
     return (
-        f"{client} client: busy polling off, {_figures_line(results, unpolled, openenv)}; "
-        f"busy polling takes {statistics.median(gains):.3f} ms off ({ours})'s p50"
+        f"{client} client: {_figures_line(results, unpolled)}; "
+        f"busy polling takes {statistics.median(gains):.3f} ms off {ENVKIT}'s p50"
     )
 
 
-def _figures_line(results: dict[str, list[Figures]], key: str, openenv: str) -> str:
-    """``key``'s median overhead, and its steps/s over OpenEnv's when OpenEnv ran."""
-    line = f"({key}) has overhead {statistics.median(overheads(results, key)):+.3f} ms"
+def _figures_line(results: dict[Setup, list[Figures]], setup: Setup) -> str:
+    """The set-up's median overhead, and its steps/s over OpenEnv's when OpenEnv ran."""
+    line = f"{setup.server} has overhead {statistics.median(overheads(results, setup)):+.3f} ms"
+    openenv = Setup(OPENENV, setup.client)
     if openenv in results:
-        ratio = statistics.median(rate_ratios(results, key, openenv))
-        line += f" and ({key})/({openenv}) steps/s {ratio:.2f}x"
+        ratio = statistics.median(rate_ratios(results, setup, openenv))
+        line += f" and {ratio:.2f}x {OPENENV}'s steps/s"
     return line
 
 
-def zero_work_line(results: dict[str, list[Figures]], client: str) -> str:
+def zero_work_line(results: dict[Setup, list[Figures]], client: str) -> str:
     """The client's and the stack's own round trip, against what the overhead target allows."""
-    zero = ZERO_WORK[client]
-    p50 = statistics.median(figures.p50 for figures in results[zero])
+    p50 = statistics.median(figures.p50 for figures in results[Setup(ZERO_WORK, client)])
     return (
-        f"{client} client: with a server that does no work ({zero}), a round trip takes "
+        f"{client} client: with a server that does no work, a round trip takes "
         f"{p50:.3f} ms p50, the client's and the stack's own cost "
         f"({p50 / WS_OVERHEAD_TARGET_MS:.0%} of the {WS_OVERHEAD_TARGET_MS:g} ms target)"
     )
 
 
-def idle_cost(results: dict[str, list[Figures]]) -> str:
+def idle_cost(results: dict[Setup, list[Figures]]) -> str:
     """How much slower the same step runs after the CPU idled: part of every served overhead."""
-    costs = overheads(results, "g")
+    costs = overheads(results, IDLE)
     return (
-        f"(g) - (a): the in-process step after {IDLE_S * 1e3:g} ms idle is "
-        f"{statistics.median(costs):+.3f} ms p50 (rounds: {min(costs):+.3f} .. {max(costs):+.3f}); "
-        "a served step always follows such a wait, so that much of each overhead above is the "
-        "CPU waking up, not the server"
+        f"The in-process step after {IDLE_S * 1e3:g} ms idle is "
+        f"{statistics.median(costs):+.3f} ms p50 slower (rounds: {min(costs):+.3f} .. "
+        f"{max(costs):+.3f}); a served step always follows such a wait, so that much of each "
+        "overhead above is the CPU waking up, not the server"
     )
 
 
@@ -741,48 +700,30 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if min(args.rounds, args.steps, args.chunk) < 1:
         parser.error("--rounds, --steps and --chunk must be at least 1")
-    unpolled_app = functools.partial(create_chess_app, busy_poll=0)
-    with (
-        live_server(create_chess_app, same_process=args.same_process) as address,
-        live_server(bare_app, same_process=args.same_process) as bare_address,
-        live_server(unpolled_app, same_process=args.same_process) as unpolled_address,
-        live_server(zero_work_app, same_process=args.same_process) as zero_work_address,
-    ):
-        contenders: dict[str, Contender] = {
-            "a": in_process,
-            "g": functools.partial(in_process, idle=IDLE_S),
-            "b": websocket_contender(address),
-            "c": http_contender(address),
-            "e": websocket_contender(address, polling=True),
-            "h": websocket_contender(bare_address),
-            "i": websocket_contender(bare_address, polling=True),
-            "j": websocket_contender(unpolled_address),
-            "k": websocket_contender(unpolled_address, polling=True),
-            ZERO_WORK["blocking"]: websocket_contender(zero_work_address),
-            ZERO_WORK["polling"]: websocket_contender(zero_work_address, polling=True),
-            CLIENTS["envkit WSEnvClient"][0]: envkit_client_contender(address),
-            ZERO_WORK["envkit WSEnvClient"]: envkit_client_contender(zero_work_address),
+    apps = {
+        ENVKIT: create_chess_app,
+        FLOOR: bare_app,
+        UNPOLLED: functools.partial(create_chess_app, busy_poll=0),
+        ZERO_WORK: zero_work_app,
+    }
+    skipped = "" if openenv_available() else "openenv not installed: skipped"
+    if not skipped:
+        apps[OPENENV] = openenv_app
+    with ExitStack() as stack:
+        served = {
+            server: stack.enter_context(live_server(app, same_process=args.same_process))
+            for server, app in apps.items()
         }
-        if not openenv_available():
-            results = run_rounds(contenders, args.rounds, args.steps, args.chunk)
-            skipped = "openenv not installed: skipped"
-        else:
-            with live_server(openenv_app, same_process=args.same_process) as openenv_address:
-                contenders["d"] = websocket_contender(openenv_address)
-                contenders["f"] = websocket_contender(openenv_address, polling=True)
-                contenders["u"] = envkit_client_contender(openenv_address)
-                for client, awaited in (
-                    ("GenericEnvClient .sync()", False),
-                    ("GenericEnvClient awaited", True),
-                ):
-                    ours, theirs = CLIENTS[client]
-                    contenders[ours] = generic_client_contender(address, awaited=awaited)
-                    contenders[theirs] = generic_client_contender(openenv_address, awaited=awaited)
-                    contenders[ZERO_WORK[client]] = generic_client_contender(
-                        zero_work_address, awaited=awaited
-                    )
-                results = run_rounds(contenders, args.rounds, args.steps, args.chunk)
-            skipped = ""
+        contenders = {
+            BASELINE: in_process,
+            IDLE: functools.partial(in_process, idle=IDLE_S),
+            **{
+                setup: contender(setup.client, served[setup.server])
+                for setup in SETUPS
+                if setup.server in served and (not skipped or setup.client not in OPENENV_CLIENTS)
+            },
+        }
+        results = run_rounds(contenders, args.rounds, args.steps, args.chunk)
     peers = () if skipped else ("openenv",)
     speedups = tuple(package for package in ("uvloop", "httptools") if find_spec(package))
     print(machine_line("chess", "fastapi", "uvicorn", *speedups, "websockets", "httpx", *peers))
@@ -791,7 +732,7 @@ def main(argv: list[str] | None = None) -> None:
     print()
     print("\n".join(table(results)))
     if skipped:
-        print(f"(d), (f), (l)-(o), (u) OpenEnv: {skipped}")
+        print(f"{OPENENV} and its clients: {skipped}")
     print()
     print("\n".join(verdicts(results)))
     print(idle_cost(results))

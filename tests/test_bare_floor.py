@@ -14,10 +14,24 @@ pytest.importorskip("fastapi", reason="the server extra: pip install -e .[server
 from websockets.sync.client import connect
 
 from benchmarks.server_throughput import (
+    BASELINE,
+    BLOCKING,
+    ENVKIT,
+    FLOOR,
+    HTTP,
+    OPENENV,
+    POLLING,
+    SETUPS,
+    UNPOLLED,
+    WSENV,
+    ZERO_WORK,
     Figures,
+    Setup,
     bare_app,
+    contender,
     floor_line,
     live_server,
+    table,
     unpolled_line,
     verdicts,
     zero_work_app,
@@ -65,47 +79,90 @@ def rows(rate: float, p50: float) -> list[Figures]:
 
 
 def test_the_floor_line_compares_the_floors_rows_with_ours_and_openenvs() -> None:
-    results = {"a": rows(5000, 0.2), "e": rows(2000, 0.45), "f": rows(1000, 0.8)}
-    results["i"] = rows(2500, 0.4)
-    line = floor_line(results, "polling")
-    assert "the floor (i) has overhead +0.200 ms and (i)/(f) steps/s 2.50x" in line
-    del results["f"]  # no OpenEnv: no ratio
-    assert "the floor (i) has overhead +0.200 ms; (e)'s p50" in floor_line(results, "polling")
-    assert line.endswith("(e)'s p50 is +0.050 ms over the floor's")
+    results = {
+        BASELINE: rows(5000, 0.2),
+        Setup(ENVKIT, POLLING): rows(2000, 0.45),
+        Setup(OPENENV, POLLING): rows(1000, 0.8),
+        Setup(FLOOR, POLLING): rows(2500, 0.4),
+    }
+    line = floor_line(results, POLLING)
+    assert line.startswith("polling socket client: floor (bare ASGI app) has overhead +0.200 ms")
+    assert "+0.200 ms and 2.50x OpenEnv create_app's steps/s;" in line
+    assert line.endswith("envkit's p50 is +0.050 ms over the floor's")
+    del results[Setup(OPENENV, POLLING)]  # no OpenEnv: no ratio
+    assert "has overhead +0.200 ms; envkit's p50" in floor_line(results, POLLING)
 
 
 def test_the_unpolled_line_compares_ours_with_and_without_busy_polling() -> None:
-    results = {"a": rows(5000, 0.2), "b": rows(2000, 0.45), "d": rows(1000, 0.8)}
-    results["j"] = rows(1600, 0.5)
-    line = unpolled_line(results, "blocking")
-    assert "busy polling off, (j) has overhead +0.300 ms and (j)/(d) steps/s 1.60x" in line
-    assert line.endswith("busy polling takes 0.050 ms off (b)'s p50")
+    results = {
+        BASELINE: rows(5000, 0.2),
+        Setup(ENVKIT, BLOCKING): rows(2000, 0.45),
+        Setup(OPENENV, BLOCKING): rows(1000, 0.8),
+        Setup(UNPOLLED, BLOCKING): rows(1600, 0.5),
+    }
+    line = unpolled_line(results, BLOCKING)
+    assert "envkit, busy polling off has overhead +0.300 ms and 1.60x OpenEnv create_app's" in line
+    assert line.endswith("busy polling takes 0.050 ms off envkit's p50")
 
 
 def test_the_zero_work_line_reads_its_clients_row() -> None:
-    results = {"p": [Figures(5000, 0.15, 0.5), Figures(5000, 0.18, 0.5), Figures(5000, 0.12, 0.5)]}
-    line = zero_work_line(results, "blocking")
-    assert line.startswith("blocking client: with a server that does no work (p), a round trip")
+    results = {
+        Setup(ZERO_WORK, BLOCKING): [
+            Figures(5000, 0.15, 0.5), Figures(5000, 0.18, 0.5), Figures(5000, 0.12, 0.5)
+        ],
+        Setup(ZERO_WORK, POLLING): rows(9000, 0.05),
+    }  # fmt: skip
+    line = zero_work_line(results, BLOCKING)
+    assert line.startswith("websockets (blocking) client: with a server that does no work, a round")
     assert "takes 0.150 ms p50" in line and line.endswith("(50% of the 0.3 ms target)")
 
 
 def test_the_verdicts_judge_the_targets_with_the_packages_own_client_first() -> None:
-    """Ours (t) meets both targets against OpenEnv's (u); without OpenEnv only (t) is judged."""
-    results = {"a": rows(5000, 0.2), "t": rows(2000, 0.45), "u": rows(1000, 0.8)}
-    results.update({key: rows(1500, 0.5) for key in "bdefhijkpqv"})
+    """Ours meets both targets against OpenEnv's with WSEnvClient; without OpenEnv, the clients
+    that need it are n/a."""
+    results = {
+        BASELINE: rows(5000, 0.2),
+        Setup(ENVKIT, WSENV): rows(2000, 0.45),
+        Setup(OPENENV, WSENV): rows(1000, 0.8),
+    }
+    for client in (BLOCKING, POLLING):
+        for server in (ENVKIT, FLOOR, UNPOLLED):
+            results[Setup(server, client)] = rows(1500, 0.5)
+    for client in (WSENV, BLOCKING, POLLING):
+        results[Setup(ZERO_WORK, client)] = rows(1500, 0.5)
     lines = verdicts(results)
     assert (
         lines[0]
         == "Targets judged with the envkit WSEnvClient client; the other clients for comparison:"
     )
-    assert lines[1].startswith("envkit WSEnvClient client: (t) WS overhead p50 over the in-process")
+    assert lines[1].startswith(
+        "envkit WSEnvClient client: envkit's p50 overhead over the in-process step"
+    )
     assert lines[1].endswith(
         "= +0.250 ms (rounds: +0.250 ms .. +0.250 ms; 2/2 rounds meet <= 0.3 ms): PASS"
     )
     assert lines[2].endswith(
-        "(t)/(u) steps/s = 2.00x (rounds: 2.00x .. 2.00x; 2/2 rounds meet >= 1.5): PASS"
+        "envkit / OpenEnv create_app steps/s = 2.00x (rounds: 2.00x .. 2.00x; "
+        "2/2 rounds meet >= 1.5): PASS"
     )
-    assert "GenericEnvClient .sync() client: (l), (m): n/a, no OpenEnv" in lines
-    results["t"] = rows(600, 0.55)
+    assert "GenericEnvClient .sync() client: n/a, no OpenEnv" in lines
+    assert "websockets (blocking) client: envkit / OpenEnv create_app steps/s: n/a, no OpenEnv" in (
+        lines
+    )
+    results[Setup(ENVKIT, WSENV)] = rows(600, 0.55)
     assert verdicts(results)[1].endswith("0/2 rounds meet <= 0.3 ms): MISSED")
     assert verdicts(results)[2].endswith("0/2 rounds meet >= 1.5): MISSED")
+
+
+def test_every_setup_has_a_client_that_can_drive_it() -> None:
+    """The grid names only clients ``contender`` knows, and the table lists set-ups in its order."""
+    for setup in SETUPS:
+        if setup.server != BASELINE.server:
+            assert callable(contender(setup.client, "127.0.0.1:1"))
+    with pytest.raises(ValueError, match="no such client: carrier pigeon"):
+        contender("carrier pigeon", "127.0.0.1:1")
+    results = {BASELINE: rows(5000, 0.2), Setup(ENVKIT, HTTP): rows(700, 1.4)}
+    assert [line.split(" | ")[:2] for line in table(results)[2:]] == [
+        ["| in process", "ChessAdapter.step"],
+        ["| envkit", "HTTP /reset + /step (keep-alive)"],
+    ]

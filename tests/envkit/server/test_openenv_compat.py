@@ -211,7 +211,7 @@ def test_mcp_tool_client_lists_and_calls_the_move_tool(address: str) -> None:
 
 
 def test_the_benchmark_peer_is_our_env_under_openenv_create_app() -> None:
-    """benchmarks.server_throughput's row (d): OpenEnv's server, the same games as ours."""
+    """benchmarks.server_throughput's OpenEnv create_app server: the same games as ours."""
     from benchmarks.server_throughput import live_server, openenv_app
 
     with (
@@ -233,7 +233,7 @@ def test_the_benchmark_peer_is_our_env_under_openenv_create_app() -> None:
 
 
 def test_envkit_ws_client_drives_openenv_own_server_and_ours() -> None:
-    """``WSEnvClient`` against OpenEnv's ``create_app`` (the benchmark's row (u)) and ours (t):
+    """``WSEnvClient`` against OpenEnv's ``create_app`` and ours (two of the benchmark's set-ups):
     the same game as in process, then game after game through the benchmark's contender."""
     from benchmarks.server_throughput import envkit_client_contender, live_server, openenv_app
 
@@ -336,7 +336,7 @@ def test_websocket_frames_parse_as_openenv_models(address: str) -> None:
 def test_the_benchmarks_generic_client_contenders_play_games_to_the_end(
     address: str, awaited: bool
 ) -> None:
-    """benchmarks.server_throughput's rows (l) and (n): OpenEnv's client, game after game."""
+    """The benchmark's GenericEnvClient set-ups: OpenEnv's client, game after game."""
     from benchmarks.server_throughput import generic_client_contender
 
     stream = generic_client_contender(address, awaited=awaited)(2)
