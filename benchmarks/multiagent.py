@@ -7,28 +7,39 @@ categoricals of 4 values) and 10 global variables. Every other variable is exter
 internal. Each agent is an insider to itself (noise 0), external with noise 0.1 to its 10 ring
 neighbours (i-5..i+5), unaware of the rest; the global state is external with noise 0.05.
 
-(a) validating all 100 agents' state from Python dicts and from JSON bytes (every limit enforced);
+(a) validating all 100 agents' state from Python dicts and from JSON bytes (every limit enforced),
+    side by side with llm-sim (rHedBull/llm-sim, the reference design's code) validating the same
+    definitions and states with its generated pydantic model, driven by
+    ``benchmarks/peers/llm_sim_validation.py`` in a persistent process of llm-sim's own Python
+    3.12 venv (``make peer-llm-sim``; skipped with the reason when that venv is absent): from
+    dicts the way ours does it (one pydantic-core call over all agents), as llm-sim's own code
+    does it (``AgentState(**state)`` per agent), and from JSON bytes. Ours and the peer's run in
+    alternating blocks, round after round; the ratio is of the medians.
 (b) building the partial, noisy observation of all 100 agents for one turn.
-Targets: (a) <= 2 ms from dicts, (b) <= 20 ms per turn. Timings are medians over repeats.
+Targets: (a) <= 0.8 ms from dicts (and below llm-sim), (b) <= 20 ms per turn. Timings are medians.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
-import time
+import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from benchmarks.machine import machine_line
+from benchmarks.machine import CLOCKS, add_clock_argument, load_line, machine_line
 from multiagent.config import SimulationConfig, load_config
 from multiagent.observability import ObservabilityPlan, observe_all
 from multiagent.state import StateValidator
 from multiagent.world_state import WorldState
 
 N_AGENTS, RING = 100, 5
+ROOT = Path(__file__).resolve().parent.parent
+PEER_SCRIPT = ROOT / "benchmarks" / "peers" / "llm_sim_validation.py"
 CATEGORIES = ["north", "south", "east", "west"]
 KEYS = [f"k{i}" for i in range(5)]
 
@@ -100,19 +111,106 @@ def workload_state(seed: int = 0) -> WorldState:
     )
 
 
-def median_ms(function: Callable[[], object], repeats: int) -> float:
-    function()  # warm caches (model build, path hashes)
-    samples = []
+def peer_workload(config: SimulationConfig, state: WorldState) -> dict[str, Any]:
+    """The workload as llm-sim reads it: our definitions, each with the default it would derive
+    (llm-sim requires one for scalars), and the states as JSON data (tuples become lists)."""
+
+    def definitions(raw: dict[str, Any], loaded: dict[str, Any]) -> dict[str, Any]:
+        return {name: {**raw[name], "default": loaded[name].derived_default()} for name in raw}
+
+    global_raw = {name: {"type": "float", "min": 0, "max": 1000} for name in state.global_state}
+    variables = config.state_variables
+    return json.loads(
+        json.dumps(
+            {
+                "agent_vars": definitions(variable_definitions(), variables.agent_vars),
+                "global_vars": definitions(global_raw, variables.global_vars),
+                "agents": state.agents,
+                "global_state": state.global_state,
+            }
+        )
+    )
+
+
+class LlmSimPeer:
+    """``benchmarks/peers/llm_sim_validation.py`` in llm-sim's venv: one process, JSON lines."""
+
+    def __init__(self, python: Path, workload: dict[str, Any]) -> None:
+        self.process = subprocess.Popen(
+            [str(python), str(PEER_SCRIPT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.versions: dict[str, str] = self._ask({"workload": workload})["versions"]
+
+    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the llm-sim peer exited (code {self.process.wait()})")
+        return json.loads(line)
+
+    def time(self, run: str, repeats: int, clock: str) -> list[float]:
+        return self._ask({"run": run, "repeats": repeats, "clock": clock})["ms"]
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+def start_peer(config: SimulationConfig, state: WorldState) -> tuple[LlmSimPeer | None, str]:
+    """The llm-sim peer, or None and the one-line reason it is skipped."""
+    venv = Path(os.environ.get("LLM_SIM_VENV", ROOT / ".venv-llm-sim"))
+    python = venv / "bin" / "python"
+    if not python.exists():
+        return None, f"llm-sim: skipped, no {python} (make peer-llm-sim installs it)"
+    try:
+        return LlmSimPeer(python, peer_workload(config, state)), ""
+    except (OSError, RuntimeError, ValueError) as error:
+        return None, f"llm-sim: skipped, its venv would not start the peer ({error})"
+
+
+def samples_ms(function: Callable[[], object], repeats: int, clock: str) -> list[float]:
+    now, samples = CLOCKS[clock], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = now()
         function()
-        samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples)
+        samples.append((now() - start) * 1e3)
+    return samples
+
+
+def median_ms(function: Callable[[], object], repeats: int, clock: str = "wall") -> float:
+    function()  # warm caches (model build, path hashes)
+    return statistics.median(samples_ms(function, repeats, clock))
+
+
+def side_by_side(
+    ours: Callable[[], object],
+    peer: LlmSimPeer | None,
+    run: str,
+    args: argparse.Namespace,
+) -> tuple[float, float | None]:
+    """Medians of ours and the peer's ``run``, measured in alternating blocks over the rounds."""
+    ours()
+    mine: list[float] = []
+    theirs: list[float] = []
+    for _ in range(args.rounds):
+        mine += samples_ms(ours, args.repeats, args.clock)
+        if peer is not None:
+            theirs += peer.time(run, args.repeats, args.clock)
+    return statistics.median(mine), (statistics.median(theirs) if theirs else None)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=15, help="alternating rounds of (a)")
+    parser.add_argument("--repeats", type=int, default=20, help="timed calls per block")
+    parser.add_argument("--no-peer", action="store_true", help="leave llm-sim out")
+    add_clock_argument(parser)
     args = parser.parse_args(argv)
     config = workload_config()
     state = workload_state()
@@ -121,22 +219,48 @@ def main(argv: list[str] | None = None) -> None:
     agents_json = json.dumps(state.agents).encode()
     plan = ObservabilityPlan(config)
     turns = iter(range(1, 10**9))
-    measurements: list[tuple[str, Callable[[], object], float | None]] = [
-        ("(a) validate 100 agents from dicts", lambda: validator.agents(state.agents), 2.0),
-        ("(a) validate 100 agents from JSON bytes",
-         lambda: validator.agents(agents_json, json=True), None),
-        ("(b) partial + noisy observation, 100 observers, one turn",
-         lambda: observe_all(state, plan, seed=7, turn=next(turns)), 20.0),
-    ]  # fmt: skip
-    rows = [(label, median_ms(run, args.repeats), target) for label, run, target in measurements]
-    print(machine_line("pydantic", "numpy"))
+    peer, skipped = (
+        (None, "llm-sim: left out (--no-peer)") if args.no_peer else start_peer(config, state)
+    )
+    before = load_line()
+    rows: list[tuple[str, float, float | None, float | None]] = []
+    try:
+        from_dicts = lambda: validator.agents(state.agents)  # noqa: E731
+        for label, run, ours, target in [
+            ("(a) validate 100 agents from dicts", "dicts", from_dicts, 0.8),
+            ("(a) from dicts; llm-sim as its code does it, AgentState(**state) per agent",
+             "construct", from_dicts, None),
+            ("(a) validate 100 agents from JSON bytes", "json",
+             lambda: validator.agents(agents_json, json=True), None),
+        ]:  # fmt: skip
+            mine, theirs = side_by_side(ours, peer, run, args)
+            rows.append((label, mine, theirs, target))
+    finally:
+        if peer is not None:
+            peer.close()
+    observe = lambda: observe_all(state, plan, seed=7, turn=next(turns))  # noqa: E731
+    rows.append(("(b) partial + noisy observation, 100 observers, one turn",
+                 median_ms(observe, 30, args.clock), None, 20.0))  # fmt: skip
+    peers = (
+        ""
+        if peer is None
+        else "".join(f"; peer {name} {value}" for name, value in peer.versions.items())
+    )
+    print(machine_line("pydantic", "pydantic-core", "numpy") + peers)
+    print(f"Clock: {args.clock}; (a): {args.rounds} rounds x {args.repeats} calls per side. "
+          f"Before: {before}; after: {load_line()}")  # fmt: skip
+    if skipped:
+        print(skipped)
     print()
-    print("| measurement | median ms | target ms | verdict |")
-    print("|---|---:|---:|---|")
-    for label, value, target in rows:
+    print("| measurement | ours median ms | llm-sim median ms | ours / llm-sim | target ms "
+          "| verdict |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---|")
+    for label, value, peer_value, target in rows:
         verdict = "" if target is None else ("PASS" if value <= target else "above target")
         target_text = "-" if target is None else f"{target:g}"
-        print(f"| {label} | {value:.2f} | {target_text} | {verdict} |")
+        peer_text = "-" if peer_value is None else f"{peer_value:.3f}"
+        ratio = "-" if peer_value is None else f"{value / peer_value:.2f}"
+        print(f"| {label} | {value:.3f} | {peer_text} | {ratio} | {target_text} | {verdict} |")
 
 
 if __name__ == "__main__":
