@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: test test-browser test-distributed demo bench lint format clean
+.PHONY: test test-browser test-distributed demo bench peer-llm-sim lint format clean
 
 # compat (OpenEnv, ~300 MB with gradio): its clients test the server, its server is a bench peer.
 # The browser tests have their own target: they need Debian's chromium.
@@ -43,6 +43,29 @@ bench: $(VENV)/.extras-train,server,dev,compat
 	$(BIN)/python -m benchmarks.training
 	$(BIN)/python -m benchmarks.arena_ladder
 
+# llm-sim (rHedBull/llm-sim at a pinned commit; Python >= 3.12), the peer of benchmarks.multiagent's
+# state validation, in its own venv: its source from the local mirror when there is one, else from
+# GitHub; pydantic and pydantic-core at its uv.lock's versions (its models fail on newer pydantic).
+LLM_SIM_VENV ?= .venv-llm-sim
+LLM_SIM_COMMIT ?= 7a0cac087f4380902a83f2cf77fa5ed257d760c0
+LLM_SIM_MIRROR ?= /work/.mirror/rHedBull+llm-sim/repo
+LLM_SIM_PINS ?= pydantic==2.11.9 pydantic-core==2.33.2
+PYTHON312 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python) python3.12)
+peer-llm-sim: $(LLM_SIM_VENV)/.llm-sim-$(LLM_SIM_COMMIT)
+
+$(LLM_SIM_VENV)/.llm-sim-$(LLM_SIM_COMMIT):
+	$(PYTHON312) -m venv $(LLM_SIM_VENV)
+	rm -rf $(LLM_SIM_VENV)/src && mkdir -p $(LLM_SIM_VENV)/src
+	if [ -d "$(LLM_SIM_MIRROR)" ]; then \
+		git --git-dir="$(LLM_SIM_MIRROR)" archive $(LLM_SIM_COMMIT) | tar -x -C $(LLM_SIM_VENV)/src; \
+	else \
+		curl -fsSL https://github.com/rHedBull/llm-sim/archive/$(LLM_SIM_COMMIT).tar.gz \
+			| tar -xz --strip-components=1 -C $(LLM_SIM_VENV)/src; \
+	fi
+	$(LLM_SIM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+		$(LLM_SIM_VENV)/src $(LLM_SIM_PINS)
+	touch $@
+
 lint: $(VENV)/.extras-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -63,4 +86,4 @@ $(VENV)/.extras-%: pyproject.toml $(VENV)/.torch-$(TORCH_VERSION)
 	touch $@
 
 clean:
-	rm -rf $(VENV) $(DIST_VENV) build *.egg-info
+	rm -rf $(VENV) $(DIST_VENV) $(LLM_SIM_VENV) build *.egg-info
