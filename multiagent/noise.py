@@ -21,7 +21,7 @@ bulk), ``draw_noise`` computes every observer's copy of every target in one nump
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from operator import itemgetter
@@ -31,7 +31,7 @@ import numpy as np
 
 from multiagent.variables import VariableDefinition
 
-__all__ = ["NoisyTarget", "draw_noise", "pair_keys", "stable_hash"]
+__all__ = ["NoiseCache", "NoisyTarget", "noisy_views", "pair_keys", "stable_hash"]
 
 _FLOAT, _INT, _BOOL, _CATEGORY = 0, 1, 2, 3
 _KINDS = (_FLOAT, _INT, _BOOL, _CATEGORY)
@@ -85,19 +85,30 @@ class _Leaves:
 
     def add_many(self, defn: VariableDefinition, values: list[Any], paths: list[int]) -> None:
         """Leaves that share one definition (a scalar, or the items of a uniform container)."""
-        count = len(values)
-        kind = _KIND_OF[defn.type]
-        if kind == _CATEGORY:
+        if _KIND_OF[defn.type] == _CATEGORY:
             categories = defn.values or []
             self.values += [float(categories.index(v)) for v in values]
-            self.categories += [categories] * count
         else:
             self.values += [float(v) for v in values]
-            self.categories += [()] * count
+        self.add_facts(defn, paths)
+
+    def add_facts(self, defn: VariableDefinition, paths: list[int]) -> None:
+        """What the noise needs to know about leaves of ``defn`` at ``paths`` (not their values)."""
+        count = len(paths)
+        kind = _KIND_OF[defn.type]
+        self.categories += [(defn.values or []) if kind == _CATEGORY else ()] * count
         self.kinds += [kind] * count
         self.low += [-np.inf if defn.min is None else defn.min] * count
         self.high += [np.inf if defn.max is None else defn.max] * count
         self.paths += paths
+
+    def extend(self, other: _Leaves) -> None:
+        """``other``'s facts after these (its values are not needed where this is used)."""
+        self.kinds += other.kinds
+        self.low += other.low
+        self.high += other.high
+        self.categories += other.categories
+        self.paths += other.paths
 
 
 def _collect(defn: VariableDefinition, value: Any, path: str, leaves: _Leaves) -> None:
@@ -148,61 +159,6 @@ def _scalar_kind(defn: VariableDefinition | None) -> int | None:
     return _KIND_OF.get(defn.type) if defn is not None else None
 
 
-@dataclass
-class _Container:
-    """One container variable this turn: its leaves are columns ``start``..``stop`` of the leaf
-    order; a uniform ``form`` is rebuilt from those columns at once, "walk" leaf by leaf."""
-
-    name: str
-    form: str  # "dict" | "list" | "tuple" | "rows" | "walk"
-    kind: int = -1
-    keys: tuple[Any, ...] = ()
-    width: int = 0
-    start: int = 0
-    stop: int = 0
-    categories: Sequence[str] = ()  # the values of a uniform categorical container
-
-
-def _add_container(
-    name: str,
-    defn: VariableDefinition,
-    value: Any,
-    leaves: _Leaves,
-    uniform: tuple[str, VariableDefinition, int] | None,
-    paths_cache: dict[tuple[Any, ...], list[int]],
-    offset: int,
-) -> _Container:
-    """Flatten one container into ``leaves`` (in bulk when ``uniform``, see ``_uniform_leaf``)
-    and say how to rebuild it. Path hashes of uniform containers are cached by their shape;
-    ``offset`` is the column of ``leaves``' first leaf in the target's leaf order."""
-    start = offset + len(leaves.values)
-    if uniform is not None:
-        form, leaf, width = uniform
-        keys: tuple[Any, ...] = tuple(value) if form == "dict" else ()
-        shape = (name, form, keys or len(value))
-        paths = paths_cache.get(shape)
-        if paths is None:
-            if form == "dict":
-                names = [f"{name}[{key}]" for key in keys]
-            elif form == "rows":
-                names = [f"{name}[{i}][{j}]" for i in range(len(value)) for j in range(width)]
-            else:
-                names = [f"{name}[{i}]" for i in range(len(value))]
-            paths = paths_cache[shape] = [_path_hash(path) for path in names]
-        if form == "dict":
-            items = list(value.values())
-        elif form == "rows":
-            items = [x for item in value for x in item]
-        else:
-            items = list(value)
-        leaves.add_many(leaf, items, paths)
-        stop = offset + len(leaves.values)
-        return _Container(name, form, _KIND_OF[leaf.type], keys, width, start, stop,
-                          leaf.values or ())  # fmt: skip
-    _collect(defn, value, name, leaves)
-    return _Container(name, "walk", start=start, stop=offset + len(leaves.values))
-
-
 def _uniform_leaf(defn: VariableDefinition) -> tuple[str, VariableDefinition, int] | None:
     """(form, the one leaf definition, row width) when every leaf of ``defn`` shares a definition:
     a dict or list of scalars, a tuple of equal scalars, or a list of such tuples."""
@@ -227,68 +183,119 @@ def _uniform_leaf(defn: VariableDefinition) -> tuple[str, VariableDefinition, in
     return None
 
 
+def _getter(names: Sequence[str]) -> Callable[[dict[str, Any]], Sequence[Any]]:
+    """The values of ``names`` in a dict, as a sequence whatever their number."""
+    if len(names) > 1:
+        return itemgetter(*names)
+    if names:
+        (name,) = names
+        return lambda values: (values[name],)
+    return lambda values: ()
+
+
+def _label_index(labels: Sequence[str]) -> dict[str, float]:
+    """Each label's (first) index, as the float a leaf holds."""
+    index: dict[str, float] = {}
+    for position, label in enumerate(labels):
+        index.setdefault(label, float(position))
+    return index
+
+
+_Form = tuple[str, VariableDefinition, int]  # see _uniform_leaf
+
+
 @dataclass
 class _Layout:
-    """The turn-independent part of a target's visible variables: scalar leaves by kind."""
+    """The turn-independent part of a target's visible variables (one per definitions and names)."""
 
-    names: tuple[str, ...]
-    scalar_names: list[str]  # float, int, bool, then categorical variables
-    n_plain: int  # how many of them are not categorical
-    passthrough: list[str]  # str variables: never noised
-    containers: list[str]
-    uniform: dict[str, tuple[str, VariableDefinition, int] | None]  # per container
-    paths: dict[tuple[Any, ...], list[int]]  # container path hashes by (name, form, keys or size)
-    leaves: _Leaves  # the scalar leaves' kinds, bounds, categories and path hashes
+    scalar_names: tuple[str, ...]  # float, int, bool, then categorical variables
     kind_counts: tuple[int, int, int, int]  # scalar leaves per kind, in kind order
+    plain: Callable[[dict[str, Any]], Sequence[Any]]  # the float, int and bool scalars' values
+    labels: Callable[[dict[str, Any]], Sequence[Any]]  # the categorical scalars' values
+    label_index: tuple[dict[str, float], ...]  # per categorical scalar
+    label_array: np.ndarray  # every categorical scalar's labels end to end (object array)
+    label_offsets: np.ndarray  # where each categorical scalar's labels start in label_array
+    passthrough: tuple[str, ...]  # str variables: never noised
+    # Per container variable: its definition, its uniform form (see _uniform_leaf) and, for a
+    # uniform categorical container, its labels' indices.
+    containers: tuple[tuple[str, VariableDefinition, _Form | None, dict[str, float] | None], ...]
+    leaves: _Leaves  # the scalar leaves' facts
 
 
-LayoutCache = dict[tuple[bool, tuple[str, ...]], _Layout]
+def _layout(definitions: dict[str, VariableDefinition], names: tuple[str, ...]) -> _Layout:
+    by_kind: dict[int, list[str]] = {kind: [] for kind in _KINDS}
+    passthrough, containers = [], []
+    for name in names:
+        defn = definitions[name]
+        if defn.type in _KIND_OF:
+            by_kind[_KIND_OF[defn.type]].append(name)
+        elif defn.type == "str":
+            passthrough.append(name)
+        else:
+            form = _uniform_leaf(defn)
+            index = None
+            if form is not None and form[1].type == "categorical":
+                index = _label_index(form[1].values or [])
+            containers.append((name, defn, form, index))
+    leaves = _Leaves()
+    for name in (scalar_names := [name for kind in _KINDS for name in by_kind[kind]]):
+        leaves.add_facts(definitions[name], [_path_hash(name)])
+    categories = [definitions[name].values or [] for name in by_kind[_CATEGORY]]
+    return _Layout(
+        scalar_names=tuple(scalar_names),
+        kind_counts=tuple(len(by_kind[kind]) for kind in _KINDS),  # type: ignore[arg-type]
+        plain=_getter(scalar_names[: len(scalar_names) - len(categories)]),
+        labels=_getter(by_kind[_CATEGORY]),
+        label_index=tuple(_label_index(labels) for labels in categories),
+        label_array=np.array([label for labels in categories for label in labels], dtype=object),
+        label_offsets=np.cumsum([0, *map(len, categories)])[:-1].astype(np.intp),
+        passthrough=tuple(passthrough),
+        containers=tuple(containers),
+        leaves=leaves,
+    )
 
 
-def _layout(
-    definitions: dict[str, VariableDefinition], names: tuple[str, ...], key: tuple, cache: dict
-) -> _Layout:
-    if key not in cache:
-        by_kind: dict[int, list[str]] = {kind: [] for kind in _KINDS}
-        passthrough, containers = [], []
-        for name in names:
-            defn = definitions[name]
-            if defn.type in _KIND_OF:
-                by_kind[_KIND_OF[defn.type]].append(name)
-            else:
-                (passthrough if defn.type == "str" else containers).append(name)
-        scalar_names = [name for kind in _KINDS for name in by_kind[kind]]
-        leaves = _Leaves()
-        for name in scalar_names:
-            defn = definitions[name]
-            sample = (defn.values or [""])[0] if defn.type == "categorical" else 0.0
-            leaves.add_many(defn, [sample], [_path_hash(name)])
-        n_plain = len(scalar_names) - len(by_kind[_CATEGORY])
-        counts = tuple(len(by_kind[kind]) for kind in _KINDS)
-        uniform = {name: _uniform_leaf(definitions[name]) for name in containers}
-        cache[key] = _Layout(
-            names=names,
-            scalar_names=scalar_names,
-            n_plain=n_plain,
-            passthrough=passthrough,
-            containers=containers,
-            uniform=uniform,
-            paths={},
-            leaves=leaves,
-            kind_counts=counts,  # type: ignore[arg-type]
-        )
-    return cache[key]
+class NoiseCache:
+    """What the noise keeps between turns for one set of definitions: each visible set's
+    ``_Layout`` and each target shape's ``_Facts`` (shapes change rarely; the cache is bounded)."""
+
+    def __init__(self) -> None:
+        self.layouts: dict[tuple[Any, ...], _Layout] = {}
+        self.facts: dict[tuple[Any, ...], _Facts] = {}
+
+    def layout(
+        self, definitions: dict[str, VariableDefinition], names: tuple[str, ...], key: tuple
+    ) -> _Layout:
+        layout = self.layouts.get(key)
+        if layout is None:
+            layout = self.layouts[key] = _layout(definitions, names)
+        return layout
+
+    def facts_of(self, target: NoisyTarget) -> _Facts:
+        if target.signature is None:  # a container walked leaf by leaf: its own shape
+            return _facts(target)
+        facts = self.facts.get(target.signature)
+        if facts is None:
+            if len(self.facts) >= 256:
+                self.facts.clear()
+            facts = self.facts[target.signature] = _facts(target)
+        return facts
 
 
 class NoisyTarget:
-    """One target's visible variables this turn, flattened for ``draw_noise``.
+    """One target's visible variables this turn, flattened into one row of leaf values.
+
+    The row holds the scalars (by kind) then each container's leaves. Targets of one
+    ``signature`` (the same visible variables and the same container shapes: dict keys, list
+    lengths) share their leaves' facts and are noised and rebuilt together by ``noisy_views``.
 
     Args:
         variables: the target's values by variable name (only the visible ones are read).
         definitions: the definitions of all the target's variables.
         names: the visible variable names.
-        cache: where the turn-independent layout is kept between turns (one per plan: its
-            keys assume the same definitions), keyed by ``cache_key``.
+        extra: fixed entries every observed copy ends with (an agent's ``name``).
+        cache: where layouts and facts are kept between turns (one per set of definitions: its
+            keys assume them), keyed by ``cache_key`` and ``names``.
 
     Example:
         >>> gold, flag = VariableDefinition(type="float", min=0), VariableDefinition(type="bool")
@@ -296,268 +303,202 @@ class NoisyTarget:
         ...                      names=["gold", "open"])
         >>> observers = np.array([stable_hash("A"), stable_hash("B")], dtype=np.uint64)
         >>> keys = pair_keys(0, 1, observers, np.full(2, stable_hash("T"), dtype=np.uint64))
-        >>> [rows] = draw_noise([target], keys, np.array([0.0, 0.1]), observer_counts=[2])
-        >>> target.assemble(rows)  # A sees it exactly, B with 10% noise
+        >>> noisy_views([target], keys, np.array([0.0, 0.1]), observer_counts=[2])
         [{'gold': 100.0, 'open': True}, {'gold': 103.40773547867272, 'open': True}]
     """
+
+    __slots__ = ("definitions", "fixed", "layout", "row", "shapes", "signature", "walks")
 
     def __init__(
         self,
         variables: dict[str, Any],
         definitions: dict[str, VariableDefinition],
         names: Sequence[str],
-        cache: dict | None = None,
+        extra: dict[str, Any] | None = None,
+        cache: NoiseCache | None = None,
         cache_key: tuple = (),
     ) -> None:
-        self.variables, self.definitions = variables, definitions
         names = tuple(names)
-        cache = {} if cache is None else cache
-        self.layout = layout = _layout(definitions, names, (*cache_key, names), cache)
-        scalar_values = [variables[name] for name in layout.scalar_names]
-        plain, labels = scalar_values[: layout.n_plain], scalar_values[layout.n_plain :]
-        categories = layout.leaves.categories[layout.n_plain :]
-        # Scalar leaves: this turn's values; their kinds, bounds and paths are the layout's.
-        self.scalar_values = [float(v) for v in plain] + [
-            float(c.index(v)) for c, v in zip(categories, labels, strict=True)
-        ]
-        self.n_scalar = len(self.scalar_values)
-        # Container leaves follow the scalar ones; their column indices count from n_scalar.
-        self.extra = _Leaves()
-        self.none_containers = [name for name in layout.containers if variables[name] is None]
-        self.containers = [
-            _add_container(
-                name,
-                definitions[name],
-                variables[name],
-                self.extra,
-                layout.uniform[name],
-                layout.paths,
-                self.n_scalar,
-            )
-            for name in layout.containers
-            if variables[name] is not None
-        ]
+        cache = NoiseCache() if cache is None else cache
+        self.definitions = definitions
+        self.layout = layout = cache.layout(definitions, names, (*cache_key, names))
+        row = [*layout.plain(variables), *map(dict.__getitem__, layout.label_index,
+                                              layout.labels(variables))]  # fmt: skip
+        fixed = {name: variables[name] for name in layout.passthrough}
+        shapes: list[Any] = []
+        walks: list[tuple[str, VariableDefinition, Any, _Leaves]] = []
+        for name, defn, form, index in layout.containers:
+            value = variables[name]
+            if value is None:
+                fixed[name] = None
+                shapes.append(None)
+            elif form is None:
+                leaves = _Leaves()
+                _collect(defn, value, name, leaves)
+                row += leaves.values
+                walks.append((name, defn, value, leaves))
+                shapes.append("walk")
+            else:
+                if form[0] == "dict":
+                    shapes.append(tuple(value))
+                    items = value.values()
+                elif form[0] == "rows":
+                    shapes.append(len(value))
+                    items = [x for item in value for x in item]
+                else:
+                    shapes.append(len(value))
+                    items = value
+                row += items if index is None else map(index.__getitem__, items)
+        if extra:
+            fixed.update(extra)
+        self.row, self.fixed, self.shapes, self.walks = row, fixed, shapes, walks
+        self.signature = None if walks else (cache_key, names, tuple(shapes), tuple(fixed))
 
-    @property
-    def n_leaves(self) -> int:
-        return self.n_scalar + len(self.extra.values)
 
-    def assemble(
-        self, result: np.ndarray, extra: dict[str, Any] | None = None
-    ) -> list[dict[str, Any]]:
-        """One observed copy per row of ``result`` (noisy leaves in leaf order), plus ``extra``.
+@dataclass
+class _Container:
+    """One container's columns ``start``..``stop`` in its targets' rows, and how to rebuild it:
+    a uniform ``form`` from those columns at once, "walk" leaf by leaf."""
 
-        Each copy is one ``dict(zip(names, values))``: the values of a row are its scalars (by
-        kind), its categories, its containers (rebuilt column-wise) and the fixed values, in the
-        order of ``names`` by construction (so the zips skip the strict length check).
-        """
-        layout = self.layout
-        floats, ints, bools, category_indices = _typed_ranges(result, layout.kind_counts)
-        categories = layout.leaves.categories[layout.n_plain :]
-        if categories:
-            labels = [list(map(list.__getitem__, categories, row)) for row in category_indices]
+    name: str
+    form: str  # "dict" | "list" | "tuple" | "rows" | "walk"
+    kind: int = -1
+    keys: tuple[Any, ...] = ()
+    width: int = 0
+    start: int = 0
+    stop: int = 0
+    labels: np.ndarray | None = None  # a uniform categorical container's labels (object array)
+    walk: tuple[str, VariableDefinition, Any, _Leaves] | None = None
+
+
+@dataclass
+class _Facts:
+    """What targets of one signature share: per leaf column its kind, bounds, path hash and
+    number of categories; how to rebuild the containers; the keys of an observed copy."""
+
+    kinds: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    paths: np.ndarray
+    n_categories: np.ndarray
+    containers: list[_Container]
+    names: tuple[str, ...]
+
+
+def _facts(target: NoisyTarget) -> _Facts:
+    layout = target.layout
+    leaves = _Leaves()
+    leaves.extend(layout.leaves)
+    containers = []
+    walks = iter(target.walks)
+    start = len(leaves.kinds)
+    for (name, _, form, _), shape in zip(layout.containers, target.shapes, strict=True):
+        if shape is None:
+            continue
+        if form is None:
+            walk = next(walks)
+            leaves.extend(walk[3])
+            containers.append(_Container(name, "walk", start=start, stop=len(leaves.kinds),
+                                         walk=walk))  # fmt: skip
         else:
-            labels = category_indices  # empty rows
-        fixed = {name: self.variables[name] for name in layout.passthrough}
-        fixed.update(dict.fromkeys(self.none_containers))
-        fixed.update(extra or {})
-        names = [
-            *layout.scalar_names,
-            *(container.name for container in self.containers),
-            *fixed,
-        ]
-        fixed_values = list(fixed.values())
-        if self.containers:
-            columns = [
-                self._column(container, result[:, container.start : container.stop])
-                for container in self.containers
-            ]
-            rows = map(chain, floats, ints, bools, labels, zip(*columns, strict=True),
-                       repeat(fixed_values))  # fmt: skip
-        else:
-            rows = map(chain, floats, ints, bools, labels, repeat(fixed_values, len(floats)))
-        # map(zip, ...) rather than zip(..., strict=False): a keyword argument costs each call.
-        return list(map(dict, map(zip, repeat(names), rows)))
-
-    def _column(self, container: _Container, block: np.ndarray) -> list[Any]:
-        """One container rebuilt for every observer from its columns of noisy leaves."""
-        if container.form == "walk":
-            definition, value = self.definitions[container.name], self.variables[container.name]
-            first, last = container.start - self.n_scalar, container.stop - self.n_scalar
-            kinds = np.asarray(self.extra.kinds[first:last], dtype=np.int8)
-            by_kind = _typed(block, kinds)
-            labels = [c for c, k in zip(self.extra.categories[first:last], kinds.tolist(),
-                                        strict=True) if k == _CATEGORY]  # fmt: skip
-            by_kind[_CATEGORY] = [
-                list(map(list.__getitem__, labels, r)) for r in by_kind[_CATEGORY]
-            ]
-            return [
-                _rebuild(definition, value, {k: iter(row[k]) for k in _KINDS})
-                for row in zip(*by_kind, strict=True)
-            ]
-        rows = _converted(block, container.kind)
-        if container.kind == _CATEGORY:
-            labels = container.categories
-            rows = [[labels[i] for i in row] for row in rows]
-        # The hot loops below zip sequences whose lengths match by construction (the leaves
-        # were collected from these very keys and items); map(zip, ...) passes no keyword.
-        if container.form == "dict":
-            return list(map(dict, map(zip, repeat(container.keys), rows)))
-        if container.form == "list":
-            return rows
-        if container.form == "tuple":
-            return list(map(tuple, rows))
-        w = container.width
-        fields = [map(itemgetter(slice(i, None, w)), rows) for i in range(w)]
-        return list(map(list, map(zip, *fields)))
+            kind, leaf, width = form
+            keys = shape if kind == "dict" else ()
+            if kind == "dict":
+                paths = [f"{name}[{key}]" for key in keys]
+            elif kind == "rows":
+                paths = [f"{name}[{i}][{j}]" for i in range(shape) for j in range(width)]
+            else:
+                paths = [f"{name}[{i}]" for i in range(shape)]
+            leaves.add_facts(leaf, [_path_hash(path) for path in paths])
+            labels = np.array(leaf.values, dtype=object) if leaf.type == "categorical" else None
+            containers.append(_Container(name, kind, _KIND_OF[leaf.type], keys, width, start,
+                                         len(leaves.kinds), labels))  # fmt: skip
+        start = len(leaves.kinds)
+    return _Facts(
+        kinds=np.asarray(leaves.kinds, dtype=np.int8),
+        low=np.asarray(leaves.low, dtype=np.float64),
+        high=np.asarray(leaves.high, dtype=np.float64),
+        paths=np.asarray(leaves.paths, dtype=np.uint64),
+        n_categories=np.asarray([len(c) or 1 for c in leaves.categories], dtype=np.float64),
+        containers=containers,
+        names=(*layout.scalar_names, *(c.name for c in containers), *target.fixed),
+    )
 
 
-def _converted(block: np.ndarray, kind: int) -> list[list[Any]]:
-    """Rows of one kind's noisy values as Python values of that kind."""
-    if kind == _FLOAT:
-        return block.tolist()
-    if kind == _BOOL:
-        return (block >= 0.5).tolist()
-    return block.astype(np.int64).tolist()
-
-
-def _typed_ranges(matrix: np.ndarray, counts: tuple[int, int, int, int]) -> list[list[list[Any]]]:
-    """``_typed`` for the scalar leaves, which come first and grouped by kind: column ranges."""
-    f, i, b, c = counts
-    return [
-        matrix[:, :f].tolist(),
-        matrix[:, f : f + i].astype(np.int64).tolist(),
-        (matrix[:, f + i : f + i + b] >= 0.5).tolist(),
-        matrix[:, f + i + b : f + i + b + c].astype(np.int64).tolist(),
-    ]
-
-
-def _typed(matrix: np.ndarray, kinds: np.ndarray) -> list[list[list[Any]]]:
-    """Per kind (float, int, bool, categorical index), the rows of that kind's columns as Python
-    values of the right type."""
-    return [
-        matrix[:, kinds == _FLOAT].tolist(),
-        matrix[:, kinds == _INT].astype(np.int64).tolist(),
-        (matrix[:, kinds == _BOOL] >= 0.5).tolist(),
-        matrix[:, kinds == _CATEGORY].astype(np.int64).tolist(),
-    ]
-
-
-def draw_noise(
+def noisy_views(
     targets: Sequence[NoisyTarget],
     keys: np.ndarray,
-    noise: np.ndarray,
+    levels: np.ndarray,
     observer_counts: Sequence[int],
     *,
     gaussian: bool = False,
-) -> list[np.ndarray]:
-    """Noisy leaf values for every (observer, leaf) of every target, in one vectorised pass.
+    cache: NoiseCache | None = None,
+) -> list[dict[str, Any]]:
+    """Every observer's noisy copy of every target: ``keys`` and ``levels`` hold one entry per
+    (target, observer) pair, targets in order with ``observer_counts[g]`` observers for
+    ``targets[g]``; the copies come back in that order.
 
-    ``keys`` and ``noise`` hold one entry per (target, observer), targets in order, with
-    ``observer_counts[g]`` observers for ``targets[g]``; the result for target g has one row per
-    observer and one column per leaf.
+    Targets of one signature are done together: one matrix of noisy leaves (a row per pair, a
+    column per leaf) drawn in one numpy pass, then turned into Python values a column at a time.
     """
-    leaf_counts = tuple(t.n_leaves for t in targets)
-    observer_counts = tuple(int(count) for count in observer_counts)
-    leaf, observer, pair_counts = _pair_index(leaf_counts, observer_counts)
-    flat = _noisy(
-        _joined(targets),
-        leaf,
-        keys[observer],
-        noise[observer],
-        gaussian,
-    )
-    parts = np.split(flat, np.cumsum(pair_counts)[:-1])
-    return [
-        part.reshape(int(rows), int(columns))
-        for part, rows, columns in zip(parts, observer_counts, leaf_counts, strict=True)
-    ]
-
-
-_PAIR_INDICES: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[np.ndarray, ...]] = {}
-
-
-def _pair_index(
-    leaf_counts: tuple[int, ...], observer_counts: tuple[int, ...]
-) -> tuple[np.ndarray, ...]:
-    """Per (observer, leaf) pair, targets in order: its leaf and observer index, and the pairs per
-    target. Only the counts decide them, and these rarely change between turns: kept (read-only)."""
-    key = (leaf_counts, observer_counts)
-    if key not in _PAIR_INDICES:
-        if len(_PAIR_INDICES) >= 64:
-            _PAIR_INDICES.clear()
-        leaves = np.asarray(leaf_counts, dtype=np.int64)
-        observers = np.asarray(observer_counts, dtype=np.int64)
-        pair_counts = leaves * observers
-        group = np.repeat(np.arange(len(leaf_counts)), pair_counts)
-        first_pair = np.cumsum(pair_counts) - pair_counts
-        position = np.arange(int(pair_counts.sum())) - first_pair[group]
-        per_row = np.maximum(leaves[group], 1)
-        leaf = (np.cumsum(leaves) - leaves)[group] + position % per_row
-        observer = (np.cumsum(observers) - observers)[group] + position // per_row
-        for array in (leaf, observer, pair_counts):
-            array.setflags(write=False)
-        _PAIR_INDICES[key] = (leaf, observer, pair_counts)
-    return _PAIR_INDICES[key]
-
-
-def _joined(targets: Sequence[NoisyTarget]) -> dict[str, np.ndarray]:
-    """Every target's leaf facts end to end: each target's scalars (facts of its layout) then its
-    containers' leaves."""
-    values = [x for t in targets for x in chain(t.scalar_values, t.extra.values)]
-    joined = {"values": np.asarray(values, dtype=np.float64)}
-    for name, dtype in _FACTS:
-        # One conversion of one list: far cheaper than an array per target and a concatenate.
-        facts = [_fact(leaves, name) for t in targets for leaves in (t.layout.leaves, t.extra)]
-        joined[name] = np.asarray(list(chain.from_iterable(facts)), dtype=dtype)
-    return joined
-
-
-_FACTS = (
-    ("kinds", np.int8),
-    ("low", np.float64),
-    ("high", np.float64),
-    ("paths", np.uint64),
-    ("n_categories", np.float64),
-)
-
-
-def _fact(leaves: _Leaves, name: str) -> list[Any]:
-    if name == "n_categories":
-        return [len(c) or 1 for c in leaves.categories]
-    return getattr(leaves, name)
+    cache = NoiseCache() if cache is None else cache
+    counts = [int(count) for count in observer_counts]
+    starts = np.cumsum([0, *counts]).tolist()
+    batches: dict[Any, list[int]] = {}
+    for index, target in enumerate(targets):
+        batches.setdefault(target.signature or ("alone", index), []).append(index)
+    views: list[Any] = [None] * starts[-1]
+    for members in batches.values():
+        first, last = members[0], members[-1]
+        if last - first + 1 == len(members):  # contiguous: the usual case
+            pairs: Any = slice(starts[first], starts[last + 1])
+        else:
+            pairs = np.concatenate([np.arange(starts[g], starts[g + 1]) for g in members])
+        group = [targets[g] for g in members]
+        group_counts = [counts[g] for g in members]
+        facts = cache.facts_of(group[0])
+        rows = np.array([target.row for target in group], dtype=np.float64)
+        if len(group) > 1 or group_counts[0] != 1:
+            rows = rows[np.repeat(np.arange(len(group)), group_counts)]
+        noisy = _noisy(rows, facts, keys[pairs], levels[pairs], gaussian)
+        copies = _assemble(group, group_counts, noisy, facts)
+        position = 0
+        for g, count in zip(members, group_counts, strict=True):
+            views[starts[g] : starts[g] + count] = copies[position : position + count]
+            position += count
+    return views
 
 
 def _noisy(
-    leaves: dict[str, np.ndarray],
-    leaf: np.ndarray,
-    keys: np.ndarray,
-    level: np.ndarray,
-    gaussian: bool,
+    values: np.ndarray, facts: _Facts, keys: np.ndarray, level: np.ndarray, gaussian: bool
 ) -> np.ndarray:
-    """The noisy value of every (observer, leaf) pair; each kind's rule runs on its own pairs."""
-    values, kinds = leaves["values"][leaf], leaves["kinds"][leaf]
-    bits = _splitmix64(keys ^ leaves["paths"][leaf])
+    """The noisy value of every (pair, leaf): ``values`` has a row per pair (with its ``keys``
+    and ``level``) and a column per leaf (with its facts); each kind's rule runs on its own
+    entries, elementwise, so the result does not depend on how pairs are grouped."""
+    kinds = facts.kinds
+    bits = _splitmix64(keys[:, None] ^ facts.paths)
     first = _uniform(bits)
+    level = level[:, None]
     numeric = kinds <= _INT
     if gaussian:
-        # Box-Muller needs a second uniform for every numeric pair.
-        second = _uniform(_splitmix64(bits[numeric]))
-        radius = np.sqrt(-2.0 * np.log1p(-first[numeric]))
+        # Box-Muller needs a second uniform for every numeric entry.
+        shape = values.shape
+        on = np.broadcast_to(numeric, shape)
+        second = _uniform(_splitmix64(bits[on]))
+        radius = np.sqrt(-2.0 * np.log1p(-first[on]))
         error = radius * np.cos(2.0 * np.pi * second)
         result = values.copy()
-        scaled = values[numeric] * (1.0 + level[numeric] * error)
-        integer = kinds[numeric] == _INT
+        scaled = values[on] * (1.0 + np.broadcast_to(level, shape)[on] * error)
+        integer = np.broadcast_to(kinds == _INT, shape)[on]
         scaled[integer] = np.rint(scaled[integer])
-        numeric_leaf = leaf[numeric]
-        low, high = leaves["low"][numeric_leaf], leaves["high"][numeric_leaf]
-        result[numeric] = np.clip(scaled, low, high)
+        low, high = np.broadcast_to(facts.low, shape)[on], np.broadcast_to(facts.high, shape)[on]
+        result[on] = np.clip(scaled, low, high)
     else:
-        # The rule runs on every pair and is kept on the numeric ones: the same elementwise
-        # arithmetic as on the numeric pairs alone, without gathering and scattering them.
+        # The rule runs on every entry and is kept on the numeric ones: the same elementwise
+        # arithmetic as on the numeric entries alone, without gathering and scattering them.
         scaled = values * (1.0 + level * (2.0 * first - 1.0))
         scaled = np.where(kinds == _INT, np.rint(scaled), scaled)
-        clipped = np.clip(scaled, leaves["low"][leaf], leaves["high"][leaf])
+        clipped = np.clip(scaled, facts.low, facts.high)
         result = np.where(numeric, clipped, values)
     flip = first < level
     boolean = (kinds == _BOOL) & flip
@@ -565,7 +506,93 @@ def _noisy(
     category = (kinds == _CATEGORY) & flip
     if category.any():
         # Another category, uniformly: shift the index by 1..n-1 places.
-        count = leaves["n_categories"][leaf[category]]
+        count = np.broadcast_to(facts.n_categories, values.shape)[category]
         shift = 1.0 + np.floor(_uniform(_splitmix64(bits[category])) * np.maximum(count - 1, 1))
         result[category] = (values[category] + shift) % count
     return result
+
+
+def _assemble(
+    targets: list[NoisyTarget], counts: list[int], noisy: np.ndarray, facts: _Facts
+) -> list[dict[str, Any]]:
+    """One observed copy per row of ``noisy``: ``dict(zip(names, values))``, the values of all
+    rows built a column (a variable) at a time: scalars by kind, containers, fixed values."""
+    layout = targets[0].layout
+    f, i, b, c = layout.kind_counts
+    by_variable = noisy.T
+    columns: list[Any] = [
+        *by_variable[:f].tolist(),
+        *by_variable[f : f + i].astype(np.int64).tolist(),
+        *(by_variable[f + i : f + i + b] >= 0.5).tolist(),
+    ]
+    if c:
+        indices = by_variable[f + i + b : f + i + b + c].astype(np.intp)
+        columns += layout.label_array[indices + layout.label_offsets[:, None]].tolist()
+    for container in facts.containers:
+        block = noisy[:, container.start : container.stop]
+        columns.append(_column(container, block, targets[0].definitions))
+    if len(targets) == 1:
+        columns += [repeat(value, counts[0]) for value in targets[0].fixed.values()]
+    else:
+        for name in targets[0].fixed:
+            values = [target.fixed[name] for target in targets]
+            columns.append(chain.from_iterable(map(repeat, values, counts)))
+    if not columns:
+        return [{} for _ in range(len(noisy))]
+    # map(zip, ...) rather than zip(..., strict=False): a keyword argument costs each call.
+    return list(map(dict, map(zip, repeat(facts.names), zip(*columns, strict=True))))
+
+
+def _column(
+    container: _Container, block: np.ndarray, definitions: dict[str, VariableDefinition]
+) -> list[Any]:
+    """One container variable for every row of ``block`` (its columns of noisy leaves)."""
+    if container.walk is not None:
+        return _walked(container.walk, block)
+    values = _converted(block, container.kind, container.labels)
+    # The zips below pair sequences whose lengths match by construction (the leaves were
+    # collected from these very keys and items); map(zip, ...) passes no keyword.
+    if container.form == "dict":
+        return list(map(dict, map(zip, repeat(container.keys), values.tolist())))
+    if container.form == "list":
+        return values.tolist()
+    if container.form == "tuple":
+        return list(map(tuple, values.tolist()))
+    # A list of width-w tuples: every row's tuples made at once, then cut into lists.
+    width = container.width
+    size = (container.stop - container.start) // width
+    if size == 0:
+        return [[] for _ in range(len(block))]
+    fields = [values[:, j::width].ravel().tolist() for j in range(width)]
+    items = list(zip(*fields, strict=True))
+    ends = range(size, len(items) + 1, size)
+    return list(map(items.__getitem__, map(slice, range(0, len(items), size), ends)))
+
+
+def _walked(walk: tuple[str, VariableDefinition, Any, _Leaves], block: np.ndarray) -> list[Any]:
+    """A container without a uniform shape, rebuilt leaf by leaf for each row of ``block``."""
+    _, definition, value, leaves = walk
+    kinds = np.asarray(leaves.kinds, dtype=np.int8)
+    by_kind = [
+        block[:, kinds == _FLOAT].tolist(),
+        block[:, kinds == _INT].astype(np.int64).tolist(),
+        (block[:, kinds == _BOOL] >= 0.5).tolist(),
+        block[:, kinds == _CATEGORY].astype(np.int64).tolist(),
+    ]
+    labels = [c for c, k in zip(leaves.categories, leaves.kinds, strict=True) if k == _CATEGORY]
+    by_kind[_CATEGORY] = [list(map(list.__getitem__, labels, row)) for row in by_kind[_CATEGORY]]
+    return [
+        _rebuild(definition, value, {k: iter(row[k]) for k in _KINDS})
+        for row in zip(*by_kind, strict=True)
+    ]
+
+
+def _converted(block: np.ndarray, kind: int, labels: np.ndarray | None) -> np.ndarray:
+    """One kind's noisy leaves as an array whose ``tolist`` gives Python values of that kind."""
+    if kind == _FLOAT:
+        return block
+    if kind == _BOOL:
+        return block >= 0.5
+    if kind == _CATEGORY:
+        return labels[block.astype(np.intp)]  # type: ignore[index]
+    return block.astype(np.int64)

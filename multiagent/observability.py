@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from multiagent.config import GLOBAL_TARGET, ObservabilityLevel, SimulationConfig
-from multiagent.noise import NoisyTarget, draw_noise, pair_keys, stable_hash
+from multiagent.noise import NoiseCache, NoisyTarget, noisy_views, pair_keys, stable_hash
 from multiagent.variables import VariableDefinition
 from multiagent.world_state import WorldState
 
@@ -78,7 +78,7 @@ class ObservabilityPlan:
         self.enabled = not full and section is not None and section.enabled
         self.gaussian = bool(section and section.distribution == "gaussian")
         self.agent_names = config.agent_names
-        self.layouts: dict = {}  # NoisyTarget layouts of this plan's definitions, across turns
+        self.noise_cache = NoiseCache()  # layouts and leaf facts of this plan's definitions
         self._mutable: dict[tuple[bool, tuple[str, ...]], list[str]] = {}
         self._schedules: dict[tuple[str, ...], _Schedule] = {}
         variables = config.state_variables
@@ -293,22 +293,27 @@ def observe_all(
             seen.setdefault(observer, {})[target] = {**copied, **named}
         if group.noisy:
             noisy_targets.append(
-                NoisyTarget(values, definitions, group.names, plan.layouts, (group.is_global,))
+                NoisyTarget(
+                    values, definitions, group.names, named, plan.noise_cache, (group.is_global,)
+                )
             )
-            noisy_groups.append((group, named))
+            noisy_groups.append(group)
     if noisy_targets:
         keys = pair_keys(
             seed & 0xFFFFFFFFFFFFFFFF, turn, schedule.observer_hashes, schedule.target_hashes
         )
-        drawn = draw_noise(
-            noisy_targets, keys, schedule.levels, schedule.counts, gaussian=plan.gaussian
+        views = iter(
+            noisy_views(
+                noisy_targets,
+                keys,
+                schedule.levels,
+                schedule.counts,
+                gaussian=plan.gaussian,
+                cache=plan.noise_cache,
+            )
         )
-        for noisy_target, (group, named), result in zip(
-            noisy_targets, noisy_groups, drawn, strict=True
-        ):
-            for observer, view in zip(
-                group.noisy, noisy_target.assemble(result, named), strict=True
-            ):
+        for group in noisy_groups:
+            for observer, view in zip(group.noisy, views, strict=False):
                 seen.setdefault(observer, {})[group.target] = view
     observed = {}
     for observer in schedule.observers:
