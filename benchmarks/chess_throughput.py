@@ -43,7 +43,7 @@ from tqdm import tqdm
 
 from benchmarks.machine import CLOCKS, add_clock_argument, load_line, machine_line
 from chess_env import ChessEnv, ChessGame, aec_env
-from chess_env.aec import ChessAECEnv
+from chess_env.core.aec import ChessAECEnv
 
 # A contender: the round's seed -> a function that plays one full game and returns its plies.
 # Setting up (envs, generators) happens outside the clock; each game is timed whole.

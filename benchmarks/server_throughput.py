@@ -37,7 +37,7 @@ from tqdm import tqdm
 from websockets.sync.client import ClientConnection, connect
 
 from benchmarks.machine import machine_line
-from chess_env.server import ChessAction, ChessAdapter, create_chess_app
+from chess_env.serving.app import ChessAction, ChessAdapter, create_chess_app
 from envkit.client import WSEnvClient
 from envkit.client.sync_socket import SyncWebSocket
 from envkit.server import StepResult, make_server
@@ -380,7 +380,7 @@ def openenv_app() -> FastAPI:
     from openenv.core.env_server.interfaces import Environment
     from openenv.core.env_server.types import Action, Observation, State
 
-    from chess_env.server import ChessObservation
+    from chess_env.serving.app import ChessObservation
 
     class OpenEnvChessAction(ChessAction, Action):  # type: ignore[misc]
         """``ChessAction`` as an OpenEnv ``Action``."""

@@ -35,8 +35,8 @@ from typing import Any
 import chess.pgn
 
 from benchmarks.machine import machine_line
-from chess_env.encoding import encode_move
-from chess_env.rules import ChessGame
+from chess_env.core.encoding import encode_move
+from chess_env.core.rules import ChessGame
 from training.annealing import anneal
 from training.config import AnnealConfig, load_config
 from training.dto import AnnealSummaryDTO, EvaluationResultDTO
@@ -141,7 +141,7 @@ def mates_in_one(pgn_path: str, opponent: str) -> MatesInOne:
 
 def strong(games: int | None, quick: bool) -> None:
     """The issue's target for the pure network, measured end to end."""
-    from chess_env.opponents import StockfishOpponent
+    from chess_env.core.opponents import StockfishOpponent
     from training.guard import OnePlyGuard
 
     overrides = STRONG_QUICK if quick else []

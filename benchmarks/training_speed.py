@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from benchmarks.machine import machine_line
-from chess_env.opponents import StockfishNotFoundError, find_stockfish
+from chess_env.core.opponents import StockfishNotFoundError, find_stockfish
 from training.annealing import cpu_seconds
 from training.bc import train_bc
 from training.config import BCConfig

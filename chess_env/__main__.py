@@ -2,7 +2,7 @@
 played by a person (``play``), an evaluation (``eval``), a tournament with ratings (``arena``)
 or the OpenEnv server (``serve``).
 
-Players are named as everywhere in the package (``chess_env.players``): random, greedy,
+Players are named as everywhere in the package (``chess_env.core.players``): random, greedy,
 stockfish:3, stockfish?elo=1500, alphabeta:2, runs/x/model.zip, openai:MODEL, human. Exit
 status: 0 when the command ran, 1 when it failed, 2 on bad usage (a bad spec included), with one
 line on stderr; ``--debug`` shows the traceback.
@@ -18,10 +18,10 @@ from typing import Any
 import chess
 
 from chess_env.arena.command import add_arena_command
+from chess_env.core.players import PLAYER_FORMS
 from chess_env.errors import PlayerSpecError
-from chess_env.evaluation import COLOR_SCHEDULES, EvaluationReport
-from chess_env.game_store import UnwritableArchiveError
-from chess_env.players import PLAYER_FORMS
+from chess_env.serving.game_store import UnwritableArchiveError
+from chess_env.text.evaluation import COLOR_SCHEDULES, EvaluationReport
 from envkit.cli import add_server_arguments, positive, server_settings
 from envkit.command_line import add_debug_flag, run_command
 
@@ -69,8 +69,8 @@ def _add_game_arguments(
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from chess_env.play import play_game
-    from chess_env.render import render_ansi
+    from chess_env.core.render import render_ansi
+    from chess_env.text.play import play_game
 
     played = play_game(
         args.white,
@@ -105,9 +105,9 @@ def _add_play(commands: argparse._SubParsersAction) -> None:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from chess_env.play import play_game
-    from chess_env.players import parse_player
-    from chess_env.render import render_ansi, render_svg
+    from chess_env.core.players import parse_player
+    from chess_env.core.render import render_ansi, render_svg
+    from chess_env.text.play import play_game
 
     humans = {
         color for color, spec in ((chess.WHITE, args.white), (chess.BLACK, args.black))
@@ -174,8 +174,8 @@ def _add_eval(commands: argparse._SubParsersAction) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from chess_env.agents import make_text_agent
-    from chess_env.evaluation import evaluate_agent, write_report
+    from chess_env.text.agents import make_text_agent
+    from chess_env.text.evaluation import evaluate_agent, write_report
 
     agent = make_text_agent(
         args.agent,
@@ -260,7 +260,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     for flag in ("max_games", "cleanup_interval", "list_games"):
         if getattr(args, flag) is not None and not service:
             parser.error(f"--{flag.replace('_', '-')} is a setting of --service (or --archive)")
-    from chess_env.server import serve  # without the server extra: its install hint
+    from chess_env.serving.app import serve  # without the server extra: its install hint
 
     settings.update(service=service, archive_dir=args.archive)
     optional = {  # unset: create_chess_app's defaults

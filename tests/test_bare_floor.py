@@ -37,7 +37,7 @@ from benchmarks.server_throughput import (
     zero_work_app,
     zero_work_line,
 )
-from chess_env.server import create_chess_app
+from chess_env.serving.app import create_chess_app
 
 
 def frames_of_a_game(address: str, seed: int, plies: int) -> list[dict[str, Any]]:

@@ -162,11 +162,13 @@ def test_reference_yaml_examples_load() -> None:
         assert examples, f"the {kind} section has no YAML example"
         for code, _ in examples:
             variables = yaml.safe_load(code)
-            load_config({
-                "simulation": {"name": "docs", "max_turns": 1},
-                "agents": [{"name": "A"}],
-                "state_variables": {"agent_vars": variables},
-            })
+            load_config(
+                {
+                    "simulation": {"name": "docs", "max_turns": 1},
+                    "agents": [{"name": "A"}],
+                    "state_variables": {"agent_vars": variables},
+                }
+            )
 
 
 # -- the build ----------------------------------------------------------------------------------

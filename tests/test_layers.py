@@ -1,5 +1,7 @@
 """The dependency direction, checked on the real import graph (grimp): training uses chess_env and
-multiagent, which both use envkit and never each other; envkit uses none of them."""
+multiagent, which both use envkit and never each other; envkit uses none of them. Inside
+chess_env: serving uses the arena, the arena the text side, the text side the core, never the
+other way."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ LAYERS = [
     grimp.Layer("chess_env", "multiagent", independent=True),
     grimp.Layer("envkit"),
 ]
+CHESS_LAYERS = ["serving", "arena", "text", "core"]
 
 
 @pytest.fixture(scope="module")
@@ -34,10 +37,25 @@ def test_no_package_imports_one_above_or_beside_it(graph: grimp.ImportGraph) -> 
     assert not illegal, describe(illegal)
 
 
+def test_chess_env_layers_import_only_downwards(graph: grimp.ImportGraph) -> None:
+    illegal = graph.find_illegal_dependencies_for_layers(
+        layers=CHESS_LAYERS, containers={"chess_env"}
+    )
+    assert not illegal, describe(illegal)
+
+
 def test_the_check_catches_an_upward_import_and_one_between_siblings() -> None:
     """Imports added to a fresh graph (the fixture's stays as built) are reported by name."""
     broken = grimp.build_graph(*PACKAGES)
     broken.add_import(importer="envkit.dto", imported="training.dto")
-    broken.add_import(importer="multiagent.env", imported="chess_env.env")
+    broken.add_import(importer="multiagent.env", imported="chess_env.core.env")
     illegal = broken.find_illegal_dependencies_for_layers(layers=LAYERS)
-    assert describe(illegal) == ["envkit.dto -> training.dto", "multiagent.env -> chess_env.env"]
+    assert describe(illegal) == [
+        "envkit.dto -> training.dto",
+        "multiagent.env -> chess_env.core.env",
+    ]
+    broken.add_import(importer="chess_env.core.players", imported="chess_env.text.llm_player")
+    illegal = broken.find_illegal_dependencies_for_layers(
+        layers=CHESS_LAYERS, containers={"chess_env"}
+    )
+    assert describe(illegal) == ["chess_env.core.players -> chess_env.text.llm_player"]

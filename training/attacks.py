@@ -48,7 +48,7 @@ def attack_maps(boards: torch.Tensor) -> torch.Tensor:
 
     Example:
         >>> import chess
-        >>> from chess_env.encoding import board_to_tensor
+        >>> from chess_env.core.encoding import board_to_tensor
         >>> board = torch.as_tensor(board_to_tensor(chess.Board())).permute(2, 0, 1)[None]
         >>> ours, theirs = attack_maps(board.float())[0]
         >>> int(ours.sum()), int(ours[5].sum()), int(theirs[2].sum())  # the 3rd rank; their 6th
@@ -81,7 +81,7 @@ def check_squares(boards: torch.Tensor) -> torch.Tensor:
 
     Example:
         >>> import chess
-        >>> from chess_env.encoding import board_to_tensor
+        >>> from chess_env.core.encoding import board_to_tensor
         >>> board = chess.Board("4k3/8/8/8/8/8/8/4K3 w - - 0 1")
         >>> planes = torch.as_tensor(board_to_tensor(board)).permute(2, 0, 1)[None].float()
         >>> [int(plane.sum()) for plane in check_squares(planes)[0]]  # knight, rook, bishop

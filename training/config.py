@@ -24,7 +24,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, Field, ValidationError, model_validator
 from pydantic.fields import FieldInfo
 
-from chess_env.players import check_player
+from chess_env.core.players import check_player
 from envkit.command_line import UsageError, did_you_mean
 from envkit.dto import FrozenDTO
 
@@ -56,7 +56,7 @@ RUNS_DIR = "runs"
 
 
 def _player(spec: str) -> str:
-    """A player spec of ``chess_env.players``, checked at load (no engine or file opened)."""
+    """A player spec of ``chess_env.core.players``, checked at load (no engine or file opened)."""
     check_player(spec)
     return spec
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from chess_env import ChessEnv
-from chess_env.rules import EndingActions
+from chess_env.core.rules import EndingActions
 from training.bc import train_bc
 from training.config import BCConfig, DaggerConfig
 from training.datasets import BCDataset, combine, label_positions

@@ -2,8 +2,8 @@
 
 The games are ``ChessEnv`` episodes, so the rules (draw claims, the ply cap) are the env's; the
 agent plays white in even games and black in odd ones. The agent and the opponent are any player
-of ``chess_env.players``: an SB3 model or policy, or the path of a saved one (its logits masked to
-the legal moves unless ``masked=False``), a spec (``random``, ``stockfish:3``, ``alphabeta:2``,
+of ``chess_env.core.players``: an SB3 model or policy, or the path of a saved one (its logits masked
+to the legal moves unless ``masked=False``), a spec (``random``, ``stockfish:3``, ``alphabeta:2``,
 ``openai:MODEL``, ...), an ``Opponent`` or a callable ``board -> chess.Move``. Game ``i`` is seeded
 from ``(seed, i)``: the same seed replays the match.
 
@@ -25,12 +25,12 @@ import numpy as np
 from tqdm import tqdm  # text bars: tqdm.auto warns in Jupyter without ipywidgets
 
 from chess_env import ChessEnv
-from chess_env.encoding import encode_move
-from chess_env.model_player import load_sb3_model
-from chess_env.opponents import Opponent
-from chess_env.pgn import set_tags
-from chess_env.players import PlayerLike, is_sb3_object, make_player, parse_player
-from chess_env.rules import DEFAULT_MAX_PLIES
+from chess_env.core.encoding import encode_move
+from chess_env.core.model_player import load_sb3_model
+from chess_env.core.opponents import Opponent
+from chess_env.core.pgn import set_tags
+from chess_env.core.players import PlayerLike, is_sb3_object, make_player, parse_player
+from chess_env.core.rules import DEFAULT_MAX_PLIES
 from training.dto import ColorRecordDTO, EvaluationResultDTO
 
 __all__ = [
@@ -137,7 +137,7 @@ def evaluate(
     Args:
         agent: an SB3 model or policy trained on ``ChessEnv``'s board observation, a saved
             model's path (``runs/x/model.zip`` or ``model:PATH``), any other player spec (see
-            ``chess_env.players``), an ``Opponent`` or a callable ``board -> chess.Move``.
+            ``chess_env.core.players``), an ``Opponent`` or a callable ``board -> chess.Move``.
         opponent: the other side, any player (an SB3 model plays one game at a time).
         games: games to play (at least 1).
         seed: seeds every game, the opponent's choices included.

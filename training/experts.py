@@ -1,8 +1,8 @@
 """Experts whose moves behaviour cloning imitates; each can also play as an opponent.
 
 - ``chess_expert(spec)``: ``stockfish:DEPTH``, ``alphabeta:DEPTH`` or ``auto`` as an ``Opponent``,
-  made by ``chess_env.players`` (the alpha-beta searcher, the expert when Stockfish is not
-  installed, is ``chess_env.alphabeta.AlphaBetaOpponent``).
+  made by ``chess_env.core.players`` (the alpha-beta searcher, the expert when Stockfish is not
+  installed, is ``chess_env.core.alphabeta.AlphaBetaOpponent``).
 - ``ForageExpert`` and ``TradeExpert``: scripted policies for the built-in worlds, reading the
   observation a learner gets (``SingleAgentEnv`` on the world with its observability) and
   answering an element of the world's Dict action space; ``world_expert(world)`` picks one.
@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from chess_env.opponents import Opponent
-from chess_env.players import check_player, make_player, stockfish_installed
+from chess_env.core.opponents import Opponent
+from chess_env.core.players import check_player, make_player, stockfish_installed
 from multiagent.config import SimulationConfig
 from multiagent.worlds import load_world
 from multiagent.worlds.forage import MOVES

@@ -5,7 +5,7 @@ moves in won positions, and it does not look ahead, so it gives stalemate. The g
 ply ahead of the network's ranking: it plays a mate in one if there is one, and otherwise the
 network's best move among those that neither stalemate the opponent nor repeat a position seen
 before in the game (falling back to the network's best move when every move does). It is a
-player (``chess_env.opponents.Opponent``), so ``training.evaluate(OnePlyGuard(model), ...)``
+player (``chess_env.core.opponents.Opponent``), so ``training.evaluate(OnePlyGuard(model), ...)``
 plays it; its numbers are the guard's, never the pure network's.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 
 import chess
 
-from chess_env.encoding import board_to_tensor, encode_move
-from chess_env.opponents import Opponent
+from chess_env.core.encoding import board_to_tensor, encode_move
+from chess_env.core.opponents import Opponent
 from training.evaluation import policy_logits
 
 __all__ = ["OnePlyGuard"]

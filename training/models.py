@@ -16,7 +16,7 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from chess_env.model_player import load_sb3_model
+from chess_env.core.model_player import load_sb3_model
 from training.config import PPOConfig
 from training.policies import ChessCnnMaskablePolicy, ChessCnnPolicy, is_chess_board_space
 
@@ -86,7 +86,7 @@ def build_model(
 
 def load_model(path: str | os.PathLike[str], device: str = "cpu") -> Any:
     """A saved MaskablePPO or PPO model, whichever the file holds (``.zip`` may be left off):
-    ``chess_env.model_player.load_sb3_model``, the loader every player spec uses.
+    ``chess_env.core.model_player.load_sb3_model``, the loader every player spec uses.
 
     Raises:
         FileNotFoundError: no file at ``path`` (nor at ``path.zip``).
@@ -96,6 +96,6 @@ def load_model(path: str | os.PathLike[str], device: str = "cpu") -> Any:
         >>> load_model("no/such/model.zip")
         Traceback (most recent call last):
         ...
-        chess_env.model_player.MissingModelError: no saved model at 'no/such/model.zip'
+        chess_env.core.model_player.MissingModelError: no saved model at 'no/such/model.zip'
     """
     return load_sb3_model(path, device)

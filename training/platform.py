@@ -13,7 +13,7 @@ import platform
 import chess
 import torch
 
-from chess_env.players import stockfish_installed
+from chess_env.core.players import stockfish_installed
 
 __all__ = ["platform_record"]
 
@@ -41,7 +41,7 @@ def _stockfish_version() -> str:
         return "none"
     import chess.engine
 
-    from chess_env.opponents import find_stockfish
+    from chess_env.core.opponents import find_stockfish
 
     with chess.engine.SimpleEngine.popen_uci(find_stockfish()) as engine:
         return str(engine.id.get("name", "unknown"))

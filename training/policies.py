@@ -5,7 +5,8 @@ features to 4672 logits is most of the network's cost. Here four 3x3 convolution
 board's 8x8 grid, and a 1x1 convolution gives 73 move-type logits on every from-square, 6x faster
 than the linear head (measured on this project's 2-core machine). The 73x8x8 logits are
 reordered into the action encoding's index order, ``(file * 8 + rank) * 73 + plane`` with the
-ranks of the side to move (``chess_env.encoding``), which the tensor shows with rank 8 in row 0.
+ranks of the side to move (``chess_env.core.encoding``), which the tensor shows with rank 8 in
+row 0.
 
 - ``ChessCNN``: the features extractor, ``(B, 8, 8, 12) -> (B, channels * 64)``.
 - ``ConvActionHead``: ``(B, channels * 64) -> (B, 4672)`` logits in action order.
@@ -33,7 +34,7 @@ from stable_baselines3.common.policies import ActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from chess_env.encoding import ACTION_SIZE, ACTION_TO_MOVE, N_PLANES
+from chess_env.core.encoding import ACTION_SIZE, ACTION_TO_MOVE, N_PLANES
 from training.attacks import ATTACK_PLANES, CHECK_PLANES, attack_maps, check_squares
 
 __all__ = [

@@ -180,7 +180,7 @@ def _inspect(factory: Callable[[], gym.Env], config: PPOConfig) -> tuple[bool, b
     finally:
         probe.close()
     if evaluated:
-        from chess_env.players import make_player
+        from chess_env.core.players import make_player
 
         make_player(config.eval_opponent).close()  # an unknown opponent fails now
     return masked, chess

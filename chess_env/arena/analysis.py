@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import chess
 
-from chess_env.opponents import MAX_STOCKFISH_DEPTH, find_stockfish
+from chess_env.core.opponents import MAX_STOCKFISH_DEPTH, find_stockfish
 
 if TYPE_CHECKING:
     import chess.engine

@@ -25,10 +25,10 @@ import chess
 
 from chess_env.arena.results import ArenaGame, MoveRecord
 from chess_env.arena.schedule import ScheduledGame
+from chess_env.core.opponents import Opponent
+from chess_env.core.players import make_player
+from chess_env.core.rules import ChessGame
 from chess_env.errors import MoveRetriesExhaustedError, PlayerFailedError
-from chess_env.opponents import Opponent
-from chess_env.players import make_player
-from chess_env.rules import ChessGame
 from envkit.llm.client import ChatError
 
 __all__ = ["PlayerPool", "play_scheduled"]

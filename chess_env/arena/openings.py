@@ -31,8 +31,8 @@ import chess
 import chess.pgn
 import numpy as np
 
+from chess_env.core.positions import board_from_fen
 from chess_env.errors import InvalidPositionError
-from chess_env.positions import board_from_fen
 
 __all__ = ["DEFAULT_SOURCE", "Opening", "OpeningSuite", "load_openings", "pick_openings"]
 

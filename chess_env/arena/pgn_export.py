@@ -8,7 +8,7 @@ A game's tags: Event, Site, Round (its index in the schedule, from 1), White, Bl
 (``*`` for an endpoint outage, which has no chess result), Opening, Termination (the ending and
 the failure in words), FEN and SetUp when the opening starts elsewhere than the start position,
 and ``WhiteCondition``/``BlackCondition`` for text players shown a prompt condition. Every value
-goes through ``chess_env.pgn.set_tags``.
+goes through ``chess_env.core.pgn.set_tags``.
 
 The moves: the opening's (the game comment names it, the last book move says "book ends"), then
 the moves played, each commented with the LLM's answer, the refused answers before it, the time
@@ -29,7 +29,7 @@ import chess.engine
 import chess.pgn
 
 from chess_env.arena.results import ArenaGame, MoveRecord
-from chess_env.pgn import set_tags, tag_value
+from chess_env.core.pgn import set_tags, tag_value
 
 if TYPE_CHECKING:
     from chess_env.arena.analysis import MoveEval
@@ -49,7 +49,7 @@ _LOSS_SHOWN = ("mistake", "blunder")
 def comment_text(text: str) -> str:
     """``text`` as one line that reads back unchanged from a PGN comment.
 
-    The tag sanitiser first (``chess_env.pgn.tag_value``: line breaks and control characters
+    The tag sanitiser first (``chess_env.core.pgn.tag_value``: line breaks and control characters
     become spaces, so no line of the comment starts with ``%``, an escape line to PGN readers),
     then braces become parentheses, ``[%`` becomes ``[ %`` (a reader would take what follows for
     the move's clock or evaluation) and runs of spaces become one.

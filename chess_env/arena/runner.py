@@ -47,8 +47,8 @@ from chess_env.arena.schedule import (
 )
 from chess_env.arena.scorecard import DEFAULT_PRIOR_DRAWS, Prices, build_result, game_scores
 from chess_env.arena.store import GameLog
+from chess_env.core.players import check_player, make_player, parse_player, stockfish_installed
 from chess_env.errors import PlayerSpecError, StockfishNotFoundError
-from chess_env.players import check_player, make_player, parse_player, stockfish_installed
 
 __all__ = ["DEFAULT_LADDER", "DEFAULT_MAX_PLIES", "Tournament", "parse_anchor", "prepare", "run"]
 
@@ -157,7 +157,7 @@ def prepare(
     in ``out`` raise here (``ValueError``; ``StockfishNotFoundError`` for a missing engine).
 
     Args:
-        players: the candidates' specs (``chess_env.players``); a round robin plays everyone.
+        players: the candidates' specs (``chess_env.core.players``); a round robin plays everyone.
         anchors: the ladder (default ``DEFAULT_LADDER``; ``[]`` for none): a Stockfish with
             ``elo=`` is pinned at that Elo, ``SPEC@RATING`` at RATING, other anchors are rated.
         format: "round-robin" (every pair among players and anchors) or "gauntlet" (every
@@ -275,7 +275,7 @@ def _threaded(game: ScheduledGame) -> bool:
 def _endpoints(game: ScheduledGame) -> list[str]:
     """The LLM endpoints a game talks to (its concurrency keys, "local" for registered kinds
     with none), in a fixed order so that two games never wait on each other's."""
-    from chess_env.llm_player import llm_settings
+    from chess_env.text.llm_player import llm_settings
 
     keys = set()
     for name in (game.white, game.black):

@@ -42,7 +42,7 @@ from chess_env.arena.results import (
     QualityCard,
     TextCard,
 )
-from chess_env.players import parse_player
+from chess_env.core.players import parse_player
 
 if TYPE_CHECKING:
     from chess_env.arena.analysis import MoveEval

@@ -121,7 +121,7 @@ class EnvAdapter(Protocol):
     route runs it on the event loop instead of paying a thread-pool hop per message.
 
     Example:
-        >>> from chess_env.server import ChessAdapter
+        >>> from chess_env.serving.app import ChessAdapter
         >>> adapter = ChessAdapter()
         >>> adapter.name, adapter.action_model.__name__, [tool.name for tool in adapter.tools()]
         ('chess', 'ChessAction', ['move'])

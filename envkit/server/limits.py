@@ -27,7 +27,7 @@ class Limits:
     """An app's size limits in bytes (``app.state.limits``).
 
     Example:
-        >>> from chess_env.server import ChessAdapter
+        >>> from chess_env.serving.app import ChessAdapter
         >>> from envkit.server import create_app
         >>> create_app(ChessAdapter, max_body_bytes=1024).state.limits
         Limits(max_body_bytes=1024, max_message_bytes=65536)

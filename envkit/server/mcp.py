@@ -56,7 +56,7 @@ class JsonRpcCode(int, Enum):
     """JSON-RPC 2.0's error codes.
 
     Example:
-        >>> from chess_env.server import ChessAdapter
+        >>> from chess_env.serving.app import ChessAdapter
         >>> from envkit.server import SessionStore
         >>> service = EnvService(SessionStore(ChessAdapter))
         >>> reply = handle_text(service, '{"jsonrpc": "2.0", "id": 1, "method": "tools/run"}')
@@ -106,7 +106,7 @@ class JsonRpcResponse(BaseModel):
     """A JSON-RPC 2.0 reply: ``result`` or ``error``, never both.
 
     Example:
-        >>> from chess_env.server import ChessAdapter
+        >>> from chess_env.serving.app import ChessAdapter
         >>> from envkit.server import SessionStore
         >>> service = EnvService(SessionStore(ChessAdapter))
         >>> reply = handle(service, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})

@@ -57,7 +57,7 @@ class EnvInfo:
     """What every instance of the env shares, read from one probe instance at start-up.
 
     Example:
-        >>> from chess_env.server import ChessAdapter
+        >>> from chess_env.serving.app import ChessAdapter
         >>> info = EnvInfo.probe(ChessAdapter)
         >>> info.name, info.action_model.__name__, list(info.tools)
         ('chess', 'ChessAction', ['move'])
@@ -97,7 +97,7 @@ class EnvService:
     """Reset, step, state and tool calls on the sessions of ``store``.
 
     Example:
-        >>> from chess_env.server import ChessAdapter
+        >>> from chess_env.serving.app import ChessAdapter
         >>> service = EnvService(SessionStore(ChessAdapter))
         >>> session_id, first = service.open(ResetRequest(seed=0, opponent="greedy"))
         >>> with service.session(session_id) as session:

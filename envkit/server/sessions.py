@@ -69,7 +69,7 @@ class Session:
     """One env instance and the episode bookkeeping OpenEnv's state reports.
 
     Example:
-        >>> from chess_env.server import ChessAdapter
+        >>> from chess_env.serving.app import ChessAdapter
         >>> session = SessionStore(ChessAdapter).create()
         >>> type(session.adapter).__name__, uuid.UUID(session.id).version, session.step_count
         ('ChessAdapter', 4, 0)

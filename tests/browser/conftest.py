@@ -58,7 +58,7 @@ def browser() -> Iterator[object]:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[str]:
-    from chess_env.server import create_chess_app
+    from chess_env.serving.app import create_chess_app
 
     app = create_chess_app(service=True, archive_dir=tmp_path / "archive", listing="all")
     with live_address(app) as address:

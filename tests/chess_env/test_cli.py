@@ -56,7 +56,7 @@ def test_no_arguments_means_demo_and_bad_names_are_rejected() -> None:
 def serve_app(monkeypatch: pytest.MonkeyPatch, *argv: str) -> FastAPI:
     """The app ``python -m chess_env serve ...`` would run, without running it."""
     pytest.importorskip("fastapi")  # the server extra
-    import chess_env.server  # serve() calls the make_server it imported
+    import chess_env.serving.app  # serve() calls the make_server it imported
 
     served: list[FastAPI] = []
 
@@ -64,7 +64,7 @@ def serve_app(monkeypatch: pytest.MonkeyPatch, *argv: str) -> FastAPI:
         served.append(app)
         return Mock()
 
-    monkeypatch.setattr(chess_env.server, "make_server", make_server)
+    monkeypatch.setattr(chess_env.serving.app, "make_server", make_server)
     main(["serve", *argv])
     return served[0]
 

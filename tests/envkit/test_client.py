@@ -28,7 +28,7 @@ from fastapi import FastAPI
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from chess_env.server import ChessObservation, create_chess_app
+from chess_env.serving.app import ChessObservation, create_chess_app
 from envkit.client import (
     AsyncEnvClient,
     Backoff,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from chess_env.server import create_chess_app
+from chess_env.serving.app import create_chess_app
 from envkit.client import AsyncEnvClient, EnvClient, ServerError
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))

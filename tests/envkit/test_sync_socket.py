@@ -25,7 +25,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 from websockets.sync.server import Server, ServerConnection, serve
 
-from chess_env.server import create_chess_app
+from chess_env.serving.app import create_chess_app
 from envkit.client import sync_socket
 from envkit.client.sync_socket import SyncWebSocket
 

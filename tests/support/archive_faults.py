@@ -1,4 +1,4 @@
-"""A disk that fails on demand, for tests of the game archive (``chess_env.game_store``).
+"""A disk that fails on demand, for tests of the game archive (``chess_env.serving.game_store``).
 
 ``Faults`` stands in for the store's ``_append`` (``faulty_archive(monkeypatch)`` puts it in
 place): the files named in ``failing`` raise ``OSError(errno.ENOSPC)``, the others are appended
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from chess_env import game_store
+from chess_env.serving import game_store
 
 __all__ = ["Faults", "faulty_archive"]
 

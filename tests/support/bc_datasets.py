@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from chess_env.encoding import ACTION_SIZE
+from chess_env.core.encoding import ACTION_SIZE
 from training.datasets import CHESS_SOURCES, MASK_BYTES, BCDataset
 from training.dto import DatasetManifestDTO
 

@@ -1,7 +1,7 @@
 """Players in server tests: ``registered(name, factory)``, a test's own player kind, forgotten
 again when the block ends; ``REFUSED_BY_SERVERS``, specs a server must refuse and what it says.
 
-Servers make players only through ``chess_env.players``, so a test that needs a slow, faulty or
+Servers make players only through ``chess_env.core.players``, so a test that needs a slow, faulty or
 recording player registers one under a name and asks for it by that name.
 """
 
@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from chess_env.players import PlayerSpec, register_player, unregister_player
+from chess_env.core.players import PlayerSpec, register_player, unregister_player
 
 REFUSED_BY_SERVERS = [
     ("human", "a server does not make human players"),

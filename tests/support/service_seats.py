@@ -1,4 +1,4 @@
-"""Play chess service games as their owners, for tests of ``chess_env.service``.
+"""Play chess service games as their owners, for tests of ``chess_env.serving.service``.
 
 ``create`` remembers the seat tokens ``POST /games`` returns; ``move``, ``resign`` and ``abort``
 send the right one in ``X-Seat-Token`` (a move without ``color`` as the side to move). They take

@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chess_env.encoding import Perspective, board_to_tensor
+from chess_env.core.encoding import Perspective, board_to_tensor
 from training.attacks import attack_maps, check_squares
 
 FENS = [

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import training
-from chess_env.encoding import encode_move
+from chess_env.core.encoding import encode_move
 from training.bc import _LossCoefs, _masked_terms, bc_model, train_bc
 from training.config import BCConfig, PPOConfig
 from training.datasets import BCDataset, generate_chess_dataset, generate_world_dataset

@@ -8,7 +8,7 @@ import chess
 import numpy as np
 import pytest
 
-from chess_env.encoding import decode_action, legal_action_mask
+from chess_env.core.encoding import decode_action, legal_action_mask
 from training.annealing import anneal
 from training.bc import bc_model
 from training.config import AnnealConfig, BCConfig, DaggerConfig, PPOConfig

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import training
-from chess_env.players import stockfish_installed
+from chess_env.core.players import stockfish_installed
 from training import experts
 from training.annealing import anneal
 from training.config import load_config

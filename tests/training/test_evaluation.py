@@ -15,8 +15,8 @@ import pytest
 import torch
 
 from chess_env import ACTION_SIZE
-from chess_env.encoding import N_PLANES, encode_move
-from chess_env.env import board_space
+from chess_env.core.encoding import N_PLANES, encode_move
+from chess_env.core.env import board_space
 from training.evaluation import evaluate
 from training.policies import ChessCnnMaskablePolicy
 

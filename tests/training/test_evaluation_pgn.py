@@ -1,4 +1,4 @@
-"""training's evaluation PGN: player names cannot end their tags (``chess_env.pgn``)."""
+"""training's evaluation PGN: player names cannot end their tags (``chess_env.core.pgn``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import chess.pgn
 
 from chess_env import ChessEnv
-from chess_env.pgn import tag_value
+from chess_env.core.pgn import tag_value
 from training.evaluation import _pgn
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))

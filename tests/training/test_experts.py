@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import training.experts as experts_module
-from chess_env.alphabeta import AlphaBetaOpponent
-from chess_env.opponents import StockfishOpponent
-from chess_env.players import make_player
+from chess_env.core.alphabeta import AlphaBetaOpponent
+from chess_env.core.opponents import StockfishOpponent
+from chess_env.core.players import make_player
 from multiagent import parallel_env
 from multiagent.worlds import load_world
 from multiagent.wrappers import SingleAgentEnv

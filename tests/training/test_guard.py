@@ -8,7 +8,7 @@ import chess
 import numpy as np
 import torch
 
-from chess_env.encoding import ACTION_SIZE, encode_move
+from chess_env.core.encoding import ACTION_SIZE, encode_move
 from training.guard import OnePlyGuard
 
 

@@ -15,8 +15,8 @@ from stable_baselines3.common.env_util import make_vec_env
 from torch import nn
 
 from chess_env import ACTION_SIZE
-from chess_env.encoding import N_PLANES, board_to_tensor, encode_move
-from chess_env.env import board_space
+from chess_env.core.encoding import N_PLANES, board_to_tensor, encode_move
+from chess_env.core.env import board_space
 from training.config import PPOConfig
 from training.evaluation import policy_logits
 from training.models import build_model

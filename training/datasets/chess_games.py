@@ -7,11 +7,11 @@ import numpy as np
 from gymnasium import spaces
 from tqdm import tqdm  # text bars: tqdm.auto warns in Jupyter without ipywidgets
 
-from chess_env.encoding import ACTION_SIZE, board_to_tensor, encode_move
-from chess_env.fen import fen_of
-from chess_env.opponents import Opponent, RandomOpponent
-from chess_env.players import parse_player
-from chess_env.rules import ChessGame
+from chess_env.core.encoding import ACTION_SIZE, board_to_tensor, encode_move
+from chess_env.core.fen import fen_of
+from chess_env.core.opponents import Opponent, RandomOpponent
+from chess_env.core.players import parse_player
+from chess_env.core.rules import ChessGame
 from training.datasets.dataset import (
     BOARD_SHAPE,
     BCDataset,

@@ -7,8 +7,8 @@ import numpy as np
 from gymnasium import spaces
 from tqdm import tqdm  # text bars: tqdm.auto warns in Jupyter without ipywidgets
 
-from chess_env.encoding import ACTION_SIZE, board_to_tensor, encode_move
-from chess_env.rules import ChessGame, EndingActions
+from chess_env.core.encoding import ACTION_SIZE, board_to_tensor, encode_move
+from chess_env.core.rules import ChessGame, EndingActions
 from training.datasets.chess_games import expert_name
 from training.datasets.dataset import (
     BOARD_SHAPE,

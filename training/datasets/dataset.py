@@ -26,7 +26,7 @@ import numpy as np
 from gymnasium import spaces
 from pydantic import ValidationError
 
-from chess_env.encoding import ACTION_SIZE
+from chess_env.core.encoding import ACTION_SIZE
 from training.dto import DatasetManifestDTO
 
 BOARD_SHAPE = (8, 8, 12)

@@ -275,7 +275,7 @@ def agent_ids(name: str) -> tuple[str, ...]:
     if not is_multi_agent(name):
         raise ValueError(f"{name!r} is a single-agent env")
     if name == CHESS_AEC:
-        from chess_env.aec import AGENTS
+        from chess_env.core.aec import AGENTS
 
         return tuple(AGENTS)
     from multiagent.worlds import load_world

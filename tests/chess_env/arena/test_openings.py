@@ -11,9 +11,9 @@ import chess.engine
 import pytest
 
 from chess_env.arena.openings import Opening, OpeningSuite, load_openings, pick_openings
+from chess_env.core.opponents import find_stockfish
+from chess_env.core.players import stockfish_installed
 from chess_env.errors import InvalidPositionError
-from chess_env.opponents import find_stockfish
-from chess_env.players import stockfish_installed
 
 DEFAULT = load_openings("default")
 ITALIAN = ("e2e4", "e7e5", "g1f3", "b8c6", "f1c4")

@@ -14,7 +14,7 @@ import pytest
 from chess_env.arena.analysis import MoveEval
 from chess_env.arena.pgn_export import comment_text, game_to_pgn, write_pgn
 from chess_env.arena.results import ArenaGame, MoveRecord
-from chess_env.pgn import tag_value
+from chess_env.core.pgn import tag_value
 
 LLM = 'openai:gpt?x=<script>"]\n[Result "1-0"]'
 ENGINE = "alphabeta:2"

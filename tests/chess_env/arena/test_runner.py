@@ -155,7 +155,7 @@ def test_worker_processes_play_the_same_games_as_one_process(tmp_path: Path) -> 
 )  # fmt: skip
 def test_bad_usage_exits_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     if "stockfish?elo=100" in args:
-        from chess_env.players import stockfish_installed
+        from chess_env.core.players import stockfish_installed
 
         if not stockfish_installed():
             pytest.skip("the Elo range check needs the Stockfish binary")
@@ -183,7 +183,7 @@ def test_default_anchors_need_stockfish(tmp_path: Path, monkeypatch: pytest.Monk
 
 @pytest.mark.skipif(os.name != "posix", reason="spawned workers and SIGKILL are POSIX here")
 def test_engine_games_run_in_workers_and_record_each_move(tmp_path: Path) -> None:
-    from chess_env.players import stockfish_installed
+    from chess_env.core.players import stockfish_installed
 
     if not stockfish_installed():
         pytest.skip("needs the Stockfish binary")
@@ -200,7 +200,7 @@ def test_engine_games_run_in_workers_and_record_each_move(tmp_path: Path) -> Non
 
 @pytest.mark.stockfish
 def test_move_quality_is_analysed_once_and_read_from_the_cache(tmp_path: Path) -> None:
-    from chess_env.players import stockfish_installed
+    from chess_env.core.players import stockfish_installed
 
     if not stockfish_installed():
         pytest.skip("the analysis needs the Stockfish binary")
@@ -227,8 +227,8 @@ def test_move_quality_is_analysed_once_and_read_from_the_cache(tmp_path: Path) -
 
 
 def test_a_registered_player_plays_in_this_process(tmp_path: Path) -> None:
-    from chess_env.opponents import Opponent
-    from chess_env.players import register_player, unregister_player
+    from chess_env.core.opponents import Opponent
+    from chess_env.core.players import register_player, unregister_player
 
     class FirstMove(Opponent):
         name = "first"

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from starlette.types import Message, Receive, Scope, Send
 
-from chess_env.server import ChessAdapter
+from chess_env.serving.app import ChessAdapter
 from envkit.server import create_app
 from envkit.server.busy_poll import DEFAULT_BUSY_POLL_S, BusyPoll
 

@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chess_env.server import ChessAdapter, create_chess_app
+from chess_env.serving.app import ChessAdapter, create_chess_app
 from envkit.server import EnvAdapter, SessionStore
 from envkit.server.mcp import JsonRpcCode, handle
 from envkit.server.service import EnvService

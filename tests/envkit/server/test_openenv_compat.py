@@ -48,8 +48,8 @@ from openenv.validation.runtime.contracts import RuntimePlan, RuntimeReset
 from openenv.validation.types import CheckStatus
 from websockets.sync.client import connect
 
-from chess_env.encoding import encode_move
-from chess_env.server import ChessAction, ChessAdapter, create_chess_app
+from chess_env.core.encoding import encode_move
+from chess_env.serving.app import ChessAction, ChessAdapter, create_chess_app
 from envkit.client import WSEnvClient
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "support"))

@@ -9,8 +9,8 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from chess_env.server import create_chess_app
-from chess_env.service.app import create_chess_service_app
+from chess_env.serving.app import create_chess_app
+from chess_env.serving.service.app import create_chess_service_app
 from envkit.server.schema_docs import without_examples
 from multiagent.server import create_world_app
 

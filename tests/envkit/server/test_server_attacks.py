@@ -20,7 +20,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
-from chess_env.server import create_chess_app
+from chess_env.serving.app import create_chess_app
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
 from live_server import live_address, live_process, rss_kib

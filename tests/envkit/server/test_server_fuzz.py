@@ -6,7 +6,7 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from chess_env.server import create_chess_app
+from chess_env.serving.app import create_chess_app
 
 schema = schemathesis.openapi.from_asgi("/openapi.json", create_chess_app(max_sessions=100_000))
 

@@ -10,8 +10,8 @@ import pytest
 from fastapi.testclient import TestClient
 from jsonschema import Draft202012Validator
 
-from chess_env.encoding import encode_move
-from chess_env.server import create_chess_app
+from chess_env.core.encoding import encode_move
+from chess_env.serving.app import create_chess_app
 
 MATE_IN_ONE = "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"  # white plays a1a8#
 

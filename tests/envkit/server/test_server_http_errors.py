@@ -9,7 +9,7 @@ import chess
 import pytest
 from fastapi.testclient import TestClient
 
-from chess_env.server import create_chess_app
+from chess_env.serving.app import create_chess_app
 from envkit.server import MAX_BODY_BYTES
 from envkit.server.limits import BodySizeLimit
 

@@ -14,7 +14,7 @@ from starlette.websockets import WebSocketDisconnect
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from chess_env.__main__ import main
-from chess_env.server import create_chess_app
+from chess_env.serving.app import create_chess_app
 from envkit.server import make_server
 from envkit.server.access import RateLimit, RateLimiter
 from envkit.server.http_limits import HEADER_TIMEOUT_S, MAX_HEADER_BYTES
@@ -297,9 +297,9 @@ def serve_app(monkeypatch: pytest.MonkeyPatch, *argv: str) -> FastAPI:
         served.append(app)
         return NoServer()
 
-    import chess_env.server  # the CLI runs chess_env.server.serve, which calls make_server there
+    import chess_env.serving.app  # the CLI runs its serve, which calls make_server there
 
-    monkeypatch.setattr(chess_env.server, "make_server", make_server)
+    monkeypatch.setattr(chess_env.serving.app, "make_server", make_server)
     main(["serve", *argv])
     return served[0]
 

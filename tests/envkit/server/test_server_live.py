@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from chess_env.server import create_chess_app
+from chess_env.serving.app import create_chess_app
 from envkit.server import MAX_MESSAGE_BYTES, make_server
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "support"))

@@ -23,7 +23,7 @@ from fastapi import FastAPI
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from chess_env.server import create_chess_app
+from chess_env.serving.app import create_chess_app
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
 from live_server import live_address

@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 from jsonschema import Draft202012Validator
 
-from chess_env.server import create_chess_app
+from chess_env.serving.app import create_chess_app
 from envkit.schema import parse, to_json_schema
 
 JSON = {"content-type": "application/json"}

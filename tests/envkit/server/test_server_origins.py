@@ -21,8 +21,8 @@ from fastapi.testclient import TestClient
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from chess_env.pgn import tag_value
-from chess_env.server import create_chess_app
+from chess_env.core.pgn import tag_value
+from chess_env.serving.app import create_chess_app
 from envkit.server.origins import normalize_origin
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
@@ -215,7 +215,7 @@ def test_the_standalone_service_app_checks_origins_bodies_and_codes_too() -> Non
     """Served on its own (not under serve --service), the chess service refuses the same."""
     from fastapi.testclient import TestClient
 
-    from chess_env.service import create_chess_service_app
+    from chess_env.serving.service import create_chess_service_app
 
     body = {"white": {"player": "remote", "name": "A"}, "black": {"player": "random", "name": "R"}}
     allowed = "http://viewer.example"

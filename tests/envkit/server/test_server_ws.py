@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from starlette.testclient import WebSocketTestSession
 from starlette.websockets import WebSocketDisconnect
 
-from chess_env.server import create_chess_app
+from chess_env.serving.app import create_chess_app
 from envkit.server import MAX_MESSAGE_BYTES
 
 MATE_IN_ONE = "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from starlette.testclient import WebSocketTestSession
 from starlette.websockets import WebSocketDisconnect
 
-from chess_env.server import create_chess_app
+from chess_env.serving.app import create_chess_app
 from envkit.server import SessionStore, UnknownSessionError
 
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from chess_env.server import ChessAction, ChessAdapter
+from chess_env.serving.app import ChessAction, ChessAdapter
 from envkit.server.adapter import StepResult
 from envkit.server.jsontext import dumps
 from multiagent.server import WorldAdapter

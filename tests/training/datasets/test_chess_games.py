@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import training.experts as experts_module
-from chess_env.encoding import (
+from chess_env.core.encoding import (
     ACTION_SIZE,
     board_to_tensor,
     decode_action,

@@ -10,10 +10,10 @@ import chess
 import numpy as np
 import pytest
 
-from chess_env.encoding import (
+from chess_env.core.encoding import (
     decode_action,
 )
-from chess_env.rules import ChessGame
+from chess_env.core.rules import ChessGame
 from training.datasets import (
     BCDataset,
     DatasetError,

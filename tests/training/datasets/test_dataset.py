@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chess_env.encoding import (
+from chess_env.core.encoding import (
     ACTION_SIZE,
     legal_action_mask,
 )

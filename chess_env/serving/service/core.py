@@ -1,0 +1,413 @@
+"""``ChessService``: the games of one ``StateManager``, their server agents and their spectators.
+
+It turns requests into the state manager's calls, one at a time per game (a lock each), lets the
+server agents move on their turn (a driver task per game), tells the spectators each change
+(a queue each; None ends a stream), and drops idle games every ``cleanup_interval`` seconds.
+
+Who may act: each game's ``SeatTokens`` live here, never on the ``Game``. A move or resignation
+acts for the side whose token it carries (``color``, if given, must be that side); the
+creator's token only aborts. Every refusal happens before anything changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+
+from chess_env.core.game import Color, Game, GameSession, GameStatus
+from chess_env.errors import InvalidPositionError
+from chess_env.serving.game_store import GameNotFoundError, SessionNotFoundError, StateManager
+from chess_env.serving.service.errors import (
+    ListingOffError,
+    SeatForbiddenError,
+    translated,
+)
+from chess_env.serving.service.frames import aborted_frame, ended_frame, move_made_frame
+from chess_env.serving.service.models import (
+    CreatedGame,
+    CreateGameRequest,
+    GameSummary,
+    Listing,
+    MoveRequest,
+)
+from chess_env.serving.service.seats import REMOTE_SEATS, Seat, close_seats, seat_for, server_move
+from chess_env.serving.service.tokens import SEAT_TOKEN_HEADER, Holder, SeatTokens
+from envkit.server.errors import EpisodeStateError, InvalidInputError
+
+__all__ = ["QUEUE_SIZE", "ChessService"]
+
+# One logger for the whole service package, so one log setting covers all its modules.
+logger = logging.getLogger("chess_env.serving.service")
+
+QUEUE_SIZE = 1024  # events a spectator may lag behind before it is dropped
+
+
+class ChessService:
+    """The games of one ``StateManager``, their server agents and their spectators.
+
+    All methods run on the app's event loop; the per-game ``asyncio.Lock`` makes the turn check
+    and the move one step, so two requests never play for the same turn.
+
+    Args:
+        state_manager: where the games and their sessions live.
+        cleanup_interval: seconds between two sweeps for idle games (default 60).
+        listing: which games ``summaries`` shows: "all", "public" (default: those created
+            public) or "off" (``ListingOffError``, 403).
+
+    Example:
+        >>> from chess_env.serving.game_store import StateManager
+        >>> from chess_env.serving.service.models import AgentSpec
+        >>> request = CreateGameRequest(white=AgentSpec(player="remote", name="Me"),
+        ...                             black=AgentSpec(player="greedy", name="G", seed=0))
+        >>> async def open_game(service: ChessService) -> list[str]:
+        ...     created = await service.create(request)
+        ...     game_id, token = created.game.game_id, created.tokens.white
+        ...     game = await service.move(game_id, MoveRequest(move="e4"), token)  # G replies
+        ...     await service.close()
+        ...     return [move.uci_notation for move in game.move_history]
+        >>> asyncio.run(open_game(ChessService(StateManager(max_games=10))))
+        ['e2e4', 'c7c5']
+    """
+
+    def __init__(
+        self,
+        state_manager: StateManager,
+        *,
+        cleanup_interval: float = 60.0,
+        listing: Listing = "public",
+    ) -> None:
+        if not cleanup_interval > 0:
+            raise ValueError(f"cleanup_interval must be positive, got {cleanup_interval}")
+        if listing not in ("all", "public", "off"):
+            raise ValueError(f"listing must be 'all', 'public' or 'off', got {listing!r}")
+        self.games = state_manager
+        self.cleanup_interval = cleanup_interval
+        self.listing = listing
+        self._seats: dict[str, dict[Color, Seat]] = {}
+        self._tokens: dict[str, SeatTokens] = {}  # the only place they are kept
+        self._public: set[str] = set()
+        self._aborted: set[str] = set()
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._drivers: dict[str, asyncio.Task[None]] = {}
+        self._spectators: dict[str, set[asyncio.Queue[dict[str, Any] | None]]] = {}
+        self._sweeper: asyncio.Task[None] | None = None
+
+    # -- games ----------------------------------------------------------------------------------
+
+    async def create(self, request: CreateGameRequest) -> CreatedGame:
+        """A new game and its tokens; server agents play until a remote one is to move (all of
+        it, if none is: in the background)."""
+        configs = {"white": request.white.config("white"), "black": request.black.config("black")}
+        seats: dict[Color, Seat] = {}
+        try:
+            seats["white"] = seat_for(request.white, configs["white"])
+            seats["black"] = seat_for(request.black, configs["black"])
+            game = await run_in_threadpool(
+                self.games.create_game, configs["white"], configs["black"], request.fen
+            )
+        except InvalidPositionError as error:
+            close_seats(seats)
+            raise InvalidInputError(str(error), reason="invalid_position") from None
+        except BaseException:
+            close_seats(seats)
+            raise
+        self._seats[game.game_id] = seats
+        tokens = self._tokens[game.game_id] = SeatTokens.new(request.remote_sides)
+        if request.listed:
+            self._public.add(game.game_id)
+        self._forget_gone()
+        self._start_sweeping()
+        driver = self._drive(game.game_id)
+        if request.remote_sides:
+            await asyncio.wait({driver})  # unlike awaiting it: a client leaving does not cancel it
+            game = self.get(game.game_id)
+        return CreatedGame(game=game, tokens=tokens)
+
+    def get(self, game_id: str) -> Game:
+        with translated():
+            return self.games.get_game(game_id)
+
+    def session(self, game_id: str) -> GameSession:
+        """The game's session: its spectators, activity and whether it is live."""
+        with translated():
+            return self.games.session_of(game_id)
+
+    def summaries(self, status: GameStatus | None) -> list[GameSummary]:
+        """The games ``listing`` shows (all, the public ones, or a ``ListingOffError``)."""
+        if self.listing == "off":
+            raise ListingOffError("this server does not list its games", reason="listing_off")
+        summaries = []
+        for game in self.games.list_games(status):
+            if self.listing == "public" and game.game_id not in self._public:
+                continue
+            try:
+                session = self.games.session_of(game.game_id)
+            except GameNotFoundError:
+                continue  # evicted since it was listed
+            seats = self._seats.get(game.game_id, REMOTE_SEATS)
+            summaries.append(
+                GameSummary(
+                    game_id=game.game_id,
+                    white=game.white.name,
+                    black=game.black.name,
+                    white_player=seats["white"].player,
+                    black_player=seats["black"].player,
+                    status=game.status,
+                    result=game.result,
+                    termination=game.termination,
+                    current_turn=game.current_turn,
+                    ply=len(game.move_history),
+                    fen=game.board_state.fen,
+                    last_updated=game.last_updated,
+                    spectators=session.spectators,
+                    aborted=game.game_id in self._aborted,
+                )
+            )
+        return summaries
+
+    def is_aborted(self, game_id: str) -> bool:
+        return game_id in self._aborted
+
+    async def move(self, game_id: str, request: MoveRequest, token: str) -> Game:
+        """Play the move of the side ``token`` is for, then the server agent's replies."""
+        self.get(game_id)  # an unknown game is 404 before it gets a lock
+        async with self._lock(game_id):
+            before = self.get(game_id)
+            color = self._seat_of(before, token, request.color)
+            self._check_turn(before, color)
+            with translated():
+                after = await run_in_threadpool(
+                    self.games.apply_move, game_id, request.move, request.thinking_time
+                )
+            self._publish(before, after)
+        await asyncio.wait({self._drive(game_id)})  # a client leaving must not stop the agent
+        return self.get(game_id)
+
+    async def resign(self, game_id: str, token: str, color: Color | None = None) -> Game:
+        """The side ``token`` is for resigns (``color``, if given, must be that side)."""
+        self.get(game_id)
+        async with self._lock(game_id):
+            before = self.get(game_id)
+            color = self._seat_of(before, token, color)
+            with translated():
+                after = await run_in_threadpool(self.games.resign, game_id, color)
+            self._publish(before, after)
+            return after
+
+    async def abort(self, game_id: str, token: str) -> Game:
+        """The creator stops the game for good: its server agents stop, nobody moves any more
+        (409 "aborted"), spectators get ``game_aborted``. The record stays as it was,
+        unfinished, and leaves memory as idle games do (archived)."""
+        self.get(game_id)
+        async with self._lock(game_id):
+            game = self.get(game_id)
+            if self._holder(game_id, token) != "creator":
+                raise SeatForbiddenError(
+                    f"only the creator's {SEAT_TOKEN_HEADER} aborts game {game_id}",
+                    reason="not_creator",
+                )
+            self._check_playing(game)
+            self._aborted.add(game_id)
+            self._retire_seats(game_id)
+            self._broadcast(game_id, aborted_frame(game))
+            return game
+
+    # -- spectators -----------------------------------------------------------------------------
+
+    def subscribe(self, game_id: str) -> tuple[Game, asyncio.Queue[dict[str, Any] | None]]:
+        """The game now and a queue of its next events (None: the game left memory)."""
+        game = self.get(game_id)
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(maxsize=QUEUE_SIZE)
+        self._spectators.setdefault(game_id, set()).add(queue)
+        self._record_spectators(game_id)
+        return game, queue
+
+    def unsubscribe(self, game_id: str, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+        watching = self._spectators.get(game_id)
+        if watching is None:
+            return  # the game left memory, and its session with it
+        watching.discard(queue)
+        self._record_spectators(game_id)
+
+    # -- lifetime -------------------------------------------------------------------------------
+
+    async def sweep(self) -> list[str]:
+        """Drop the games idle longer than the state manager's ``idle_timeout`` now, as the
+        periodic cleanup does: archived, agents closed, spectators told (1001). Their ids."""
+        dropped = await run_in_threadpool(self.games.cleanup_idle)
+        self._forget_gone()
+        return dropped
+
+    async def close(self) -> None:
+        """Stop the cleanup and the agents, end the spectators' streams and close the state
+        manager (which archives the games)."""
+        tasks = list(self._drivers.values())
+        if self._sweeper is not None:
+            tasks.append(self._sweeper)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for game_id in list(self._seats):
+            self._forget(game_id)
+        for game_id in list(self._spectators):
+            self._end_streams(game_id)
+        await run_in_threadpool(self.games.close)
+
+    # -- inside ---------------------------------------------------------------------------------
+
+    def _start_sweeping(self) -> None:
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = asyncio.create_task(self._sweep_periodically())
+
+    async def _sweep_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(self.cleanup_interval)
+            try:
+                await self.sweep()
+            except Exception:  # e.g. the archive's disk is full: the next sweep tries again
+                logger.exception("cleaning up idle games failed")
+
+    def _record_spectators(self, game_id: str) -> None:
+        """Write the number of spectators of ``game_id`` into its session."""
+        try:
+            session = self.games.session_of(game_id)
+            self.games.touch(session.session_id, len(self._spectators.get(game_id, ())))
+        except (GameNotFoundError, SessionNotFoundError):
+            pass  # evicted in a worker thread a moment ago; _forget_gone follows
+
+    def _lock(self, game_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(game_id, asyncio.Lock())
+
+    def _holder(self, game_id: str, token: str) -> Holder | None:
+        tokens = self._tokens.get(game_id)  # none: made outside the service, nobody plays it
+        return None if tokens is None else tokens.holder(token)
+
+    def _seat_of(self, game: Game, token: str, side: Color | None) -> Color:
+        """The side ``token`` plays in ``game``, which must be ``side`` when given; 403
+        otherwise (or for a side the server plays), 409 once the game is over or aborted."""
+        game_id = game.game_id
+        holder = self._holder(game_id, token)
+        if holder is None:
+            raise SeatForbiddenError(
+                f"this {SEAT_TOKEN_HEADER} is not one of game {game_id}'s",
+                reason="wrong_seat_token",
+            )
+        self._check_playing(game)
+        seat = self._seats.get(game_id, REMOTE_SEATS)[side] if side is not None else None
+        if seat is not None and not seat.remote:
+            raise SeatForbiddenError(
+                f"{side} is played by the server's {seat.player} agent in game {game_id}: no "
+                "client moves or resigns for it (the creator may abort the game)",
+                reason="server_seat",
+            )
+        if holder == "creator" or (side is not None and holder != side):
+            raise SeatForbiddenError(
+                f"this {SEAT_TOKEN_HEADER} is the {holder}'s in game {game_id}, not "
+                f"{side or 'a side'}'s",
+                reason="wrong_seat_token",
+            )
+        color: Color = "white" if holder == "white" else "black"
+        return color
+
+    def _check_playing(self, game: Game) -> None:
+        if game.is_over:
+            raise EpisodeStateError(
+                f"game {game.game_id} is over ({game.status}, {game.result}): no more moves",
+                reason="game_over",
+            )
+        if game.game_id in self._aborted:
+            raise EpisodeStateError(
+                f"game {game.game_id} was aborted by its creator: no more moves", reason="aborted"
+            )
+
+    def _check_turn(self, game: Game, color: Color) -> None:
+        turn = game.current_turn
+        if color != turn:
+            raise EpisodeStateError(
+                f"it is {turn}'s turn in game {game.game_id}, not {color}'s", reason="not_your_turn"
+            )
+
+    def _drive(self, game_id: str) -> asyncio.Task[None]:
+        """The task playing the server agents' moves in ``game_id`` (one per game at a time)."""
+        driver = self._drivers.get(game_id)
+        if driver is None or driver.done():
+            driver = asyncio.create_task(self._play_server_moves(game_id))
+            self._drivers[game_id] = driver
+            driver.add_done_callback(self._driver_done)
+        return driver
+
+    def _driver_done(self, driver: asyncio.Task[None]) -> None:
+        for game_id, task in list(self._drivers.items()):
+            if task is driver:
+                del self._drivers[game_id]
+        if not driver.cancelled() and driver.exception() is not None:
+            logger.error("a server agent failed", exc_info=driver.exception())
+
+    async def _play_server_moves(self, game_id: str) -> None:
+        """Move for the server agents until a remote agent is to move or the game ends."""
+        while True:
+            async with self._lock(game_id):
+                try:
+                    game = self.games.get_game(game_id)
+                    seat = self._seats.get(game_id, REMOTE_SEATS)[game.current_turn]
+                    if game.is_over or seat.opponent is None:
+                        return
+                    after = await server_move(self.games, game, seat)
+                except GameNotFoundError:
+                    return  # evicted meanwhile
+                self._publish(game, after)
+
+    def _publish(self, before: Game, after: Game) -> None:
+        """Tell the spectators what changed from ``before`` to ``after``; release the agents of
+        a game that has just ended."""
+        if len(after.move_history) > len(before.move_history):
+            self._broadcast(after.game_id, move_made_frame(after))
+        if after.is_over and not before.is_over:
+            self._broadcast(after.game_id, ended_frame(after))
+            self._retire_seats(after.game_id)
+
+    def _broadcast(self, game_id: str, event: dict[str, Any]) -> None:
+        for queue in list(self._spectators.get(game_id, ())):
+            try:
+                queue.put_nowait(event)
+            except asyncio.QueueFull:  # too slow a spectator: end its stream
+                self.unsubscribe(game_id, queue)
+                _end_stream(queue)
+
+    def _forget_gone(self) -> None:
+        """Release what the games evicted or cleaned up by the state manager held."""
+        present = {game.game_id for game in self.games.list_games()}
+        for game_id in [game_id for game_id in self._seats if game_id not in present]:
+            self._forget(game_id)
+            self._end_streams(game_id)
+
+    def _forget(self, game_id: str) -> None:
+        driver = self._drivers.pop(game_id, None)
+        if driver is not None:
+            driver.cancel()
+        close_seats(self._seats.pop(game_id, {}))
+        self._tokens.pop(game_id, None)
+        self._public.discard(game_id)
+        self._aborted.discard(game_id)
+        self._locks.pop(game_id, None)
+
+    def _retire_seats(self, game_id: str) -> None:
+        """Close a finished game's agents, keeping their players for the summaries."""
+        seats = self._seats.get(game_id)
+        if seats is not None:
+            self._seats[game_id] = {color: Seat(seat.player) for color, seat in seats.items()}
+            close_seats(seats)
+
+    def _end_streams(self, game_id: str) -> None:
+        for queue in self._spectators.pop(game_id, set()):
+            _end_stream(queue)
+
+
+def _end_stream(queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+    """Make None the next thing ``queue`` gives, dropping what is still queued."""
+    while not queue.empty():
+        queue.get_nowait()
+    queue.put_nowait(None)

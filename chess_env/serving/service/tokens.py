@@ -1,0 +1,82 @@
+"""Seat tokens: the secrets that let a client play its side of a service game, or abort it.
+
+- ``SeatTokens``: a game's tokens, one per remote side and one for the creator, each
+  ``secrets.token_urlsafe(TOKEN_BYTES)`` (256 bits). ``POST /games`` returns them once; the
+  service keeps them in its own memory, keyed by game id and dropped with the game, never on the
+  ``Game`` (so never in a listing, a frame, the PGN or the archive).
+- ``SEAT_TOKEN_HEADER``: the request header that carries one ("X-Seat-Token"), not
+  ``Authorization`` (the server-wide bearer token's) and never the URL (access logs print it).
+- ``same_secret(given, secret)``: the comparison, in constant time (``hmac.compare_digest``).
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import Collection
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chess_env.core.game import Color
+
+__all__ = ["SEAT_TOKEN_HEADER", "TOKEN_BYTES", "Holder", "SeatTokens", "same_secret"]
+
+SEAT_TOKEN_HEADER = "X-Seat-Token"
+TOKEN_BYTES = 32  # at least 16 (128 bits) is the bar; 32 costs nothing
+Holder = Literal["white", "black", "creator"]
+
+
+def same_secret(given: str, secret: str) -> bool:
+    """Whether ``given`` is ``secret``, in time independent of where they differ."""
+    return hmac.compare_digest(given.encode(), secret.encode())
+
+
+class SeatTokens(BaseModel):
+    """A game's secrets: one per side a client plays (null for a side the server plays) and one
+    for the creator. ``repr`` hides them, so a log line or traceback never shows one.
+
+    Example:
+        >>> tokens = SeatTokens.new(remote=["white"])
+        >>> tokens.black is None, len(tokens.white) >= 43, tokens.white != tokens.creator
+        (True, True, True)
+        >>> tokens.holder(tokens.white), tokens.holder(tokens.creator), tokens.holder("guess")
+        ('white', 'creator', None)
+        >>> tokens
+        SeatTokens()
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    white: str | None = Field(
+        repr=False, description=f"White's token for {SEAT_TOKEN_HEADER}; null: the server plays it"
+    )
+    black: str | None = Field(
+        repr=False, description=f"Black's token for {SEAT_TOKEN_HEADER}; null: the server plays it"
+    )
+    creator: str = Field(
+        repr=False, description=f"The creator's token for {SEAT_TOKEN_HEADER}: abort the game"
+    )
+
+    @classmethod
+    def new(cls, remote: Collection[Color]) -> SeatTokens:
+        """Fresh tokens for the ``remote`` sides and the creator."""
+        white, black = (secrets.token_urlsafe(TOKEN_BYTES) if c in remote else None for c in _SIDES)
+        return cls(white=white, black=black, creator=secrets.token_urlsafe(TOKEN_BYTES))
+
+    def holder(self, token: str) -> Holder | None:
+        """Whose ``token`` is: a side's, the creator's or nobody's. Every secret is compared,
+        so the time taken does not tell which one matched."""
+        holders: tuple[tuple[Holder, str | None], ...] = (
+            ("white", self.white),
+            ("black", self.black),
+            ("creator", self.creator),
+        )
+        found: Holder | None = None
+        for holder, secret in holders:
+            if secret is not None and same_secret(token, secret):
+                found = holder
+        return found
+
+
+_SIDES: tuple[Color, Color] = ("white", "black")
