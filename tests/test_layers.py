@@ -20,7 +20,7 @@ CHESS_LAYERS = ["serving", "arena", "text", "core"]
 
 @pytest.fixture(scope="module")
 def graph() -> grimp.ImportGraph:
-    return grimp.build_graph(*PACKAGES)
+    return grimp.build_graph(*PACKAGES, cache_dir=None)
 
 
 def describe(dependencies: set[grimp.PackageDependency]) -> list[str]:
@@ -46,7 +46,7 @@ def test_chess_env_layers_import_only_downwards(graph: grimp.ImportGraph) -> Non
 
 def test_the_check_catches_an_upward_import_and_one_between_siblings() -> None:
     """Imports added to a fresh graph (the fixture's stays as built) are reported by name."""
-    broken = grimp.build_graph(*PACKAGES)
+    broken = grimp.build_graph(*PACKAGES, cache_dir=None)
     broken.add_import(importer="envkit.dto", imported="training.dto")
     broken.add_import(importer="multiagent.env", imported="chess_env.core.env")
     illegal = broken.find_illegal_dependencies_for_layers(layers=LAYERS)
