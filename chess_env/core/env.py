@@ -10,7 +10,7 @@ import numpy as np
 from gymnasium import spaces
 
 from chess_env.core.encoding import ACTION_SIZE, check_action_range
-from chess_env.core.episode import OpponentEpisode, check_choice
+from chess_env.core.episode import AgentColor, OpponentEpisode, check_choice
 from chess_env.core.fen import fen_of
 from chess_env.core.opponents import Opponent
 from chess_env.core.render import RENDER_MODES, render
@@ -30,6 +30,13 @@ _MATERIAL = (
 )
 
 ObsMode = Literal["board", "dict"]
+# The board as the side to move sees it (its pieces in channels 0-5), or always as white sees it.
+EnvPerspective = Literal["side_to_move", "white"]
+RewardShaping = Literal["material"]
+# An illegal action: raise IllegalActionError (the step never happened), end the episode with
+# -1, or score it -1 and let the agent move again.
+IllegalAction = Literal["raise", "terminate", "penalize"]
+RenderMode = Literal["human", "ansi", "rgb_array", "svg"]
 
 
 def board_space() -> spaces.Box:
@@ -101,14 +108,14 @@ class ChessEnv(OpponentEpisode):
     def __init__(
         self,
         opponent: str | Opponent | Callable[[chess.Board], chess.Move] = "random",
-        agent_color: str = "white",
-        perspective: str = "side_to_move",
+        agent_color: AgentColor = "white",
+        perspective: EnvPerspective = "side_to_move",
         obs_mode: ObsMode = "board",
-        reward_shaping: str | None = None,
-        illegal_action: str = "raise",
+        reward_shaping: RewardShaping | None = None,
+        illegal_action: IllegalAction = "raise",
         max_plies: int | None = DEFAULT_MAX_PLIES,
         claim_draws: bool = True,
-        render_mode: str | None = None,
+        render_mode: RenderMode | None = None,
     ) -> None:
         super().__init__(opponent, agent_color, max_plies, claim_draws)
         check_choice("perspective", perspective, ("side_to_move", "white"))

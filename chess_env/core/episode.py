@@ -10,7 +10,7 @@ they read an action.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import chess
 import gymnasium as gym
@@ -33,6 +33,10 @@ def check_choice(name: str, value: object, allowed: tuple[object, ...]) -> None:
         raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
 
 
+# Which side the agent plays; "random" draws it at every reset from the episode's seed.
+AgentColor = Literal["white", "black", "random"]
+
+
 class OpponentEpisode(gym.Env):
     """The shared episode logic; subclasses define the spaces, observations and actions.
 
@@ -47,7 +51,7 @@ class OpponentEpisode(gym.Env):
     def __init__(
         self,
         opponent: PlayerLike,
-        agent_color: str,
+        agent_color: AgentColor,
         max_plies: int | None,
         claim_draws: bool,
     ) -> None:

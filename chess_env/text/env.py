@@ -11,12 +11,12 @@ from __future__ import annotations
 import dataclasses
 import string
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import chess
 from gymnasium import spaces
 
-from chess_env.core.episode import OpponentEpisode, check_choice
+from chess_env.core.episode import AgentColor, OpponentEpisode, check_choice
 from chess_env.core.fen import fen_of
 from chess_env.core.move_parsing import MoveParseError
 from chess_env.core.players import PlayerLike
@@ -27,9 +27,13 @@ from chess_env.text.prompt_conditions import (
     HISTORY_MAX_CHARS,
     HISTORY_VIEWS,
     PRESETS,
+    BoardView,
+    HistoryView,
     PromptCondition,
     history_lines,
 )
+
+Notation = Literal["uci", "san"]  # how the prompt writes moves (either is read back)
 
 __all__ = [
     "ACTION_MAX_LENGTH",
@@ -109,16 +113,16 @@ class ChessTextEnv(OpponentEpisode):
     def __init__(
         self,
         opponent: PlayerLike = "random",
-        agent_color: str = "white",
-        notation: str = "uci",
-        board_style: str | None = None,
+        agent_color: AgentColor = "white",
+        notation: Notation = "uci",
+        board_style: BoardView | None = None,
         retries: int = 1,
         max_plies: int | None = DEFAULT_MAX_PLIES,
         claim_draws: bool = True,
-        render_mode: str | None = None,
+        render_mode: Literal["human", "ansi"] | None = None,
         *,
         legal_moves: bool | None = None,
-        history: str | None = None,
+        history: HistoryView | None = None,
         prompt: str | PromptCondition = "default",
     ) -> None:
         super().__init__(opponent, agent_color, max_plies, claim_draws)
@@ -298,9 +302,9 @@ def _position_lines(
 
 def _env_condition(
     prompt: str | PromptCondition,
-    board_style: str | None,
+    board_style: BoardView | None,
     legal_moves: bool | None,
-    history: str | None,
+    history: HistoryView | None,
 ) -> PromptCondition:
     """The preset ``prompt`` (or the condition itself) with the options given replacing its own."""
     if not isinstance(prompt, PromptCondition):
@@ -310,8 +314,12 @@ def _env_condition(
     if legal_moves is not None and not isinstance(legal_moves, bool):
         raise ValueError(f"legal_moves must be True, False or None, got {legal_moves!r}")
     check_choice("history", history, (None, *HISTORY_VIEWS))
-    given = {"board": board_style, "legal": legal_moves, "history": history}
-    return dataclasses.replace(prompt, **{k: v for k, v in given.items() if v is not None})
+    return dataclasses.replace(
+        prompt,
+        board=prompt.board if board_style is None else board_style,
+        legal=prompt.legal if legal_moves is None else legal_moves,
+        history=prompt.history if history is None else history,
+    )
 
 
 def _board_text(board: chess.Board, orientation: chess.Color, style: str) -> str:
