@@ -77,7 +77,8 @@ REFERENCE = WORLDS[WORLDS.index("## Variable definitions") :]
 def type_sections() -> dict[str, str]:
     """Type name -> the text of its ``### `type``` section."""
     parts = re.split(r"^### `(\w+)`\n", REFERENCE, flags=re.MULTILINE)
-    return {name: body.split("\n### ")[0] for name, body in zip(parts[1::2], parts[2::2])}
+    pairs = zip(parts[1::2], parts[2::2], strict=True)
+    return {name: body.split("\n### ")[0] for name, body in pairs}
 
 
 def test_every_variable_type_has_a_section() -> None:
@@ -162,11 +163,13 @@ def test_reference_yaml_examples_load() -> None:
         assert examples, f"the {kind} section has no YAML example"
         for code, _ in examples:
             variables = yaml.safe_load(code)
-            load_config({
-                "simulation": {"name": "docs", "max_turns": 1},
-                "agents": [{"name": "A"}],
-                "state_variables": {"agent_vars": variables},
-            })
+            load_config(
+                {
+                    "simulation": {"name": "docs", "max_turns": 1},
+                    "agents": [{"name": "A"}],
+                    "state_variables": {"agent_vars": variables},
+                }
+            )
 
 
 # -- the build ----------------------------------------------------------------------------------

@@ -57,7 +57,7 @@ def test_readme_is_short_and_names_the_cpu_wheel_index() -> None:
 
 
 def test_readme_links_resolve() -> None:
-    """Relative links point at files that exist (docs pages, with their anchors checked by mkdocs)."""
+    """Relative links point at files that exist (mkdocs checks the docs' own anchors)."""
     root = README.parent
     for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", README.read_text(encoding="utf-8")):
         assert (root / target).exists(), target
