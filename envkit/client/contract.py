@@ -34,8 +34,10 @@ class StepResult(FrozenDTO, Generic[ObservationT]):
     observation: ObservationT = Field(
         description="The env's observation: a dict, or the client's observation_model"
     )
-    reward: float | None = Field(None, description="Reward of the last action (None at reset)")
-    done: bool = Field(False, description="Whether the episode has ended")
+    reward: float | None = Field(
+        default=None, description="Reward of the last action (None at reset)"
+    )
+    done: bool = Field(default=False, description="Whether the episode has ended")
     metadata: dict[str, Any] = Field(default_factory=dict, description="The env's extra data")
 
 
