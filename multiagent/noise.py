@@ -52,17 +52,23 @@ def _path_hash(path: str) -> int:
 
 
 def _splitmix64(x: np.ndarray) -> np.ndarray:
-    """The splitmix64 finaliser: a good 64-bit mix, vectorised (wrapping uint64 arithmetic)."""
+    """The splitmix64 finaliser: a good 64-bit mix, vectorised (wrapping uint64 arithmetic; in
+    place on a fresh array, so ``x`` is left alone)."""
     with np.errstate(over="ignore"):
         x = x + np.uint64(0x9E3779B97F4A7C15)
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return x ^ (x >> np.uint64(31))
+        x ^= x >> np.uint64(30)
+        x *= np.uint64(0xBF58476D1CE4E5B9)
+        x ^= x >> np.uint64(27)
+        x *= np.uint64(0x94D049BB133111EB)
+        x ^= x >> np.uint64(31)
+        return x
 
 
 def _uniform(bits: np.ndarray) -> np.ndarray:
     """Floats in [0, 1) from the top 53 bits."""
-    return (bits >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+    floats = (bits >> np.uint64(11)).astype(np.float64)
+    floats *= 1.0 / (1 << 53)
+    return floats
 
 
 def pair_keys(seed: int, turn: int, observers: np.ndarray, targets: np.ndarray) -> np.ndarray:
@@ -381,6 +387,10 @@ class _Facts:
     high: np.ndarray
     paths: np.ndarray
     n_categories: np.ndarray
+    ints: slice | np.ndarray  # the columns of each kind (or kinds)
+    others: slice | np.ndarray  # not numeric
+    bools: slice | np.ndarray
+    categories: slice | np.ndarray
     containers: list[_Container]
     names: tuple[str, ...]
 
@@ -414,15 +424,28 @@ def _facts(target: NoisyTarget) -> _Facts:
             containers.append(_Container(name, kind, _KIND_OF[leaf.type], keys, width, start,
                                          len(leaves.kinds), labels))  # fmt: skip
         start = len(leaves.kinds)
+    kinds = np.asarray(leaves.kinds, dtype=np.int8)
     return _Facts(
-        kinds=np.asarray(leaves.kinds, dtype=np.int8),
+        kinds=kinds,
         low=np.asarray(leaves.low, dtype=np.float64),
         high=np.asarray(leaves.high, dtype=np.float64),
         paths=np.asarray(leaves.paths, dtype=np.uint64),
         n_categories=np.asarray([len(c) or 1 for c in leaves.categories], dtype=np.float64),
+        ints=_columns(kinds == _INT),
+        others=_columns(kinds > _INT),
+        bools=_columns(kinds == _BOOL),
+        categories=_columns(kinds == _CATEGORY),
         containers=containers,
         names=(*layout.scalar_names, *(c.name for c in containers), *target.fixed),
     )
+
+
+def _columns(mask: np.ndarray) -> slice | np.ndarray:
+    """The columns where ``mask`` holds: a slice when they are one run (cheaper to index)."""
+    (columns,) = np.nonzero(mask)
+    if len(columns) == 0 or columns[-1] - columns[0] + 1 == len(columns):
+        return slice(int(columns[0]), int(columns[-1]) + 1) if len(columns) else slice(0, 0)
+    return columns
 
 
 def noisy_views(
@@ -475,40 +498,46 @@ def _noisy(
     """The noisy value of every (pair, leaf): ``values`` has a row per pair (with its ``keys``
     and ``level``) and a column per leaf (with its facts); each kind's rule runs on its own
     entries, elementwise, so the result does not depend on how pairs are grouped."""
-    kinds = facts.kinds
     bits = _splitmix64(keys[:, None] ^ facts.paths)
     first = _uniform(bits)
     level = level[:, None]
-    numeric = kinds <= _INT
     if gaussian:
         # Box-Muller needs a second uniform for every numeric entry.
         shape = values.shape
-        on = np.broadcast_to(numeric, shape)
-        second = _uniform(_splitmix64(bits[on]))
-        radius = np.sqrt(-2.0 * np.log1p(-first[on]))
+        numeric = np.broadcast_to(facts.kinds <= _INT, shape)
+        second = _uniform(_splitmix64(bits[numeric]))
+        radius = np.sqrt(-2.0 * np.log1p(-first[numeric]))
         error = radius * np.cos(2.0 * np.pi * second)
         result = values.copy()
-        scaled = values[on] * (1.0 + np.broadcast_to(level, shape)[on] * error)
-        integer = np.broadcast_to(kinds == _INT, shape)[on]
+        scaled = values[numeric] * (1.0 + np.broadcast_to(level, shape)[numeric] * error)
+        integer = np.broadcast_to(facts.kinds == _INT, shape)[numeric]
         scaled[integer] = np.rint(scaled[integer])
-        low, high = np.broadcast_to(facts.low, shape)[on], np.broadcast_to(facts.high, shape)[on]
-        result[on] = np.clip(scaled, low, high)
+        low = np.broadcast_to(facts.low, shape)[numeric]
+        high = np.broadcast_to(facts.high, shape)[numeric]
+        result[numeric] = np.clip(scaled, low, high)
     else:
-        # The rule runs on every entry and is kept on the numeric ones: the same elementwise
-        # arithmetic as on the numeric entries alone, without gathering and scattering them.
-        scaled = values * (1.0 + level * (2.0 * first - 1.0))
-        scaled = np.where(kinds == _INT, np.rint(scaled), scaled)
-        clipped = np.clip(scaled, facts.low, facts.high)
-        result = np.where(numeric, clipped, values)
-    flip = first < level
-    boolean = (kinds == _BOOL) & flip
-    result[boolean] = 1.0 - values[boolean]
-    category = (kinds == _CATEGORY) & flip
-    if category.any():
+        # values * (1 + level * (2 * first - 1)) on every entry, step by step in place (each
+        # step the same IEEE operation), then the non-numeric columns put back.
+        result = 2.0 * first
+        result -= 1.0
+        result *= level
+        result += 1.0
+        result *= values
+        result[:, facts.ints] = np.rint(result[:, facts.ints])
+        np.clip(result, facts.low, facts.high, out=result)
+        result[:, facts.others] = values[:, facts.others]
+    seen = values[:, facts.bools]
+    result[:, facts.bools] = np.where(first[:, facts.bools] < level, 1.0 - seen, seen)
+    seen = values[:, facts.categories]
+    change = first[:, facts.categories] < level
+    if change.any():
         # Another category, uniformly: shift the index by 1..n-1 places.
-        count = np.broadcast_to(facts.n_categories, values.shape)[category]
-        shift = 1.0 + np.floor(_uniform(_splitmix64(bits[category])) * np.maximum(count - 1, 1))
-        result[category] = (values[category] + shift) % count
+        count = np.broadcast_to(facts.n_categories[facts.categories], seen.shape)[change]
+        random = _uniform(_splitmix64(bits[:, facts.categories][change]))
+        shift = 1.0 + np.floor(random * np.maximum(count - 1, 1))
+        seen = seen.copy()
+        seen[change] = (seen[change] + shift) % count
+        result[:, facts.categories] = seen
     return result
 
 
