@@ -14,8 +14,10 @@
 
 from __future__ import annotations
 
+import gc
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property, partial
 from itertools import count
@@ -327,6 +329,24 @@ def _schedule(plan: ObservabilityPlan, observers: tuple[str, ...]) -> _Schedule:
     )
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off meanwhile (as it was before, afterwards).
+
+    A turn's views are thousands of new dicts, lists and tuples and never a cycle; with the
+    collector on, building them sets off a dozen young-generation passes and, every few turns, a
+    full one over the whole heap, each scanning objects that are all still alive.
+    """
+    enabled = gc.isenabled()
+    if enabled:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def observe_all(
     state: WorldState,
     plan: ObservabilityPlan,
@@ -336,7 +356,17 @@ def observe_all(
     observers: Sequence[str] | None = None,
 ) -> dict[str, WorldState]:
     """Each observer's filtered, noisy view of ``state`` (turn defaults to ``state.turn``)."""
-    turn = state.turn if turn is None else turn
+    with _collector_paused():
+        return _observe_all(state, plan, seed, state.turn if turn is None else turn, observers)
+
+
+def _observe_all(
+    state: WorldState,
+    plan: ObservabilityPlan,
+    seed: int,
+    turn: int,
+    observers: Sequence[str] | None,
+) -> dict[str, WorldState]:
     schedule = plan.schedule(tuple(plan.agent_names if observers is None else observers))
     variables = plan.config.state_variables
     views: list[Any] = []  # exact copies, then noisy ones (see _schedule)
