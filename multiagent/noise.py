@@ -12,10 +12,12 @@ Per leaf value, with noise level ``n`` (in [0, 1]: ``load_config`` refuses any o
 - categorical: replaced by one of the other values (uniformly) with probability ``n``;
 - str: unchanged; dict, list, tuple and object values: noise reaches every leaf inside them.
 
-How it is fast: a target's visible variables are flattened once per turn into leaves (scalars
-first, by kind; uniform containers -- a dict of floats, a list of (float, float) tuples -- in
-bulk), ``draw_noise`` computes every observer's copy of every target in one numpy pass, and
-``NoisyTarget.assemble`` turns rows back into values with ``dict(zip(...))`` and slices.
+How it is fast: a target's visible variables are flattened once per turn into one row of leaves
+(``NoisyTarget``: scalars first, by kind, then uniform containers -- a dict of floats, a list of
+(float, float) tuples -- in bulk). ``noisy_views`` takes the targets of one shape together (the
+same variables, dict keys and list lengths, whose leaf facts are kept in a ``NoiseCache``): one
+matrix with a row per (target, observer) pair, noised in one numpy pass, then turned back into
+Python values a variable at a time (``tolist``, ``dict(zip(...))``, slices) for all its rows.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, repeat
+from itertools import chain, count, repeat
 from operator import itemgetter
 from typing import Any
 
@@ -31,7 +33,7 @@ import numpy as np
 
 from multiagent.variables import VariableDefinition
 
-__all__ = ["NoiseCache", "NoisyTarget", "noisy_views", "pair_keys", "stable_hash"]
+__all__ = ["NoiseCache", "NoiseLayout", "NoisyTarget", "noisy_views", "pair_keys", "stable_hash"]
 
 _FLOAT, _INT, _BOOL, _CATEGORY = 0, 1, 2, 3
 _KINDS = (_FLOAT, _INT, _BOOL, _CATEGORY)
@@ -208,10 +210,11 @@ def _label_index(labels: Sequence[str]) -> dict[str, float]:
 
 
 _Form = tuple[str, VariableDefinition, int]  # see _uniform_leaf
+_SERIALS = count()
 
 
 @dataclass
-class _Layout:
+class NoiseLayout:
     """The turn-independent part of a target's visible variables (one per definitions and names)."""
 
     scalar_names: tuple[str, ...]  # float, int, bool, then categorical variables
@@ -221,6 +224,7 @@ class _Layout:
     label_index: tuple[dict[str, float], ...]  # per categorical scalar
     label_array: np.ndarray  # every categorical scalar's labels end to end (object array)
     label_offsets: np.ndarray  # where each categorical scalar's labels start in label_array
+    serial: int  # tells layouts apart in a target's signature (cheaper to hash than names)
     passthrough: tuple[str, ...]  # str variables: never noised
     # Per container variable: its definition, its uniform form (see _uniform_leaf) and, for a
     # uniform categorical container, its labels' indices.
@@ -228,7 +232,7 @@ class _Layout:
     leaves: _Leaves  # the scalar leaves' facts
 
 
-def _layout(definitions: dict[str, VariableDefinition], names: tuple[str, ...]) -> _Layout:
+def _layout(definitions: dict[str, VariableDefinition], names: tuple[str, ...]) -> NoiseLayout:
     by_kind: dict[int, list[str]] = {kind: [] for kind in _KINDS}
     passthrough, containers = [], []
     for name in names:
@@ -247,7 +251,7 @@ def _layout(definitions: dict[str, VariableDefinition], names: tuple[str, ...]) 
     for name in (scalar_names := [name for kind in _KINDS for name in by_kind[kind]]):
         leaves.add_facts(definitions[name], [_path_hash(name)])
     categories = [definitions[name].values or [] for name in by_kind[_CATEGORY]]
-    return _Layout(
+    return NoiseLayout(
         scalar_names=tuple(scalar_names),
         kind_counts=tuple(len(by_kind[kind]) for kind in _KINDS),  # type: ignore[arg-type]
         plain=_getter(scalar_names[: len(scalar_names) - len(categories)]),
@@ -255,6 +259,7 @@ def _layout(definitions: dict[str, VariableDefinition], names: tuple[str, ...]) 
         label_index=tuple(_label_index(labels) for labels in categories),
         label_array=np.array([label for labels in categories for label in labels], dtype=object),
         label_offsets=np.cumsum([0, *map(len, categories)])[:-1].astype(np.intp),
+        serial=next(_SERIALS),
         passthrough=tuple(passthrough),
         containers=tuple(containers),
         leaves=leaves,
@@ -263,18 +268,21 @@ def _layout(definitions: dict[str, VariableDefinition], names: tuple[str, ...]) 
 
 class NoiseCache:
     """What the noise keeps between turns for one set of definitions: each visible set's
-    ``_Layout`` and each target shape's ``_Facts`` (shapes change rarely; the cache is bounded)."""
+    ``NoiseLayout`` and each target shape's ``_Facts`` (shapes change rarely; bounded)."""
 
     def __init__(self) -> None:
-        self.layouts: dict[tuple[Any, ...], _Layout] = {}
+        self.layouts: dict[tuple[Any, ...], NoiseLayout] = {}
         self.facts: dict[tuple[Any, ...], _Facts] = {}
 
     def layout(
-        self, definitions: dict[str, VariableDefinition], names: tuple[str, ...], key: tuple
-    ) -> _Layout:
-        layout = self.layouts.get(key)
+        self, definitions: dict[str, VariableDefinition], names: Sequence[str], key: tuple = ()
+    ) -> NoiseLayout:
+        """The layout of ``names`` (kept under ``key`` and the names: the caller's ``key`` tells
+        apart the sets of definitions it uses)."""
+        names = tuple(names)
+        layout = self.layouts.get((*key, names))
         if layout is None:
-            layout = self.layouts[key] = _layout(definitions, names)
+            layout = self.layouts[(*key, names)] = _layout(definitions, names)
         return layout
 
     def facts_of(self, target: NoisyTarget) -> _Facts:
@@ -297,37 +305,25 @@ class NoisyTarget:
 
     Args:
         variables: the target's values by variable name (only the visible ones are read).
-        definitions: the definitions of all the target's variables.
-        names: the visible variable names.
+        layout: its visible variables' layout, from ``NoiseCache.layout``.
         extra: fixed entries every observed copy ends with (an agent's ``name``).
-        cache: where layouts and facts are kept between turns (one per set of definitions: its
-            keys assume them), keyed by ``cache_key`` and ``names``.
 
     Example:
         >>> gold, flag = VariableDefinition(type="float", min=0), VariableDefinition(type="bool")
-        >>> target = NoisyTarget({"gold": 100.0, "open": True}, {"gold": gold, "open": flag},
-        ...                      names=["gold", "open"])
+        >>> layout = NoiseCache().layout({"gold": gold, "open": flag}, ["gold", "open"])
+        >>> target = NoisyTarget({"gold": 100.0, "open": True}, layout)
         >>> observers = np.array([stable_hash("A"), stable_hash("B")], dtype=np.uint64)
         >>> keys = pair_keys(0, 1, observers, np.full(2, stable_hash("T"), dtype=np.uint64))
         >>> noisy_views([target], keys, np.array([0.0, 0.1]), observer_counts=[2])
         [{'gold': 100.0, 'open': True}, {'gold': 103.40773547867272, 'open': True}]
     """
 
-    __slots__ = ("definitions", "fixed", "layout", "row", "shapes", "signature", "walks")
+    __slots__ = ("fixed", "layout", "row", "shapes", "signature", "walks")
 
     def __init__(
-        self,
-        variables: dict[str, Any],
-        definitions: dict[str, VariableDefinition],
-        names: Sequence[str],
-        extra: dict[str, Any] | None = None,
-        cache: NoiseCache | None = None,
-        cache_key: tuple = (),
+        self, variables: dict[str, Any], layout: NoiseLayout, extra: dict[str, Any] | None = None
     ) -> None:
-        names = tuple(names)
-        cache = NoiseCache() if cache is None else cache
-        self.definitions = definitions
-        self.layout = layout = cache.layout(definitions, names, (*cache_key, names))
+        self.layout = layout
         row = [*layout.plain(variables), *map(dict.__getitem__, layout.label_index,
                                               layout.labels(variables))]  # fmt: skip
         fixed = {name: variables[name] for name in layout.passthrough}
@@ -358,7 +354,7 @@ class NoisyTarget:
         if extra:
             fixed.update(extra)
         self.row, self.fixed, self.shapes, self.walks = row, fixed, shapes, walks
-        self.signature = None if walks else (cache_key, names, tuple(shapes), tuple(fixed))
+        self.signature = None if walks else (layout.serial, tuple(shapes), tuple(fixed))
 
 
 @dataclass
@@ -486,9 +482,9 @@ def noisy_views(
         noisy = _noisy(rows, facts, keys[pairs], levels[pairs], gaussian)
         copies = _assemble(group, group_counts, noisy, facts)
         position = 0
-        for g, count in zip(members, group_counts, strict=True):
-            views[starts[g] : starts[g] + count] = copies[position : position + count]
-            position += count
+        for g, size in zip(members, group_counts, strict=True):
+            views[starts[g] : starts[g] + size] = copies[position : position + size]
+            position += size
     return views
 
 
@@ -559,7 +555,7 @@ def _assemble(
         columns += layout.label_array[indices + layout.label_offsets[:, None]].tolist()
     for container in facts.containers:
         block = noisy[:, container.start : container.stop]
-        columns.append(_column(container, block, targets[0].definitions))
+        columns.append(_column(container, block))
     if len(targets) == 1:
         columns += [repeat(value, counts[0]) for value in targets[0].fixed.values()]
     else:
@@ -572,9 +568,7 @@ def _assemble(
     return list(map(dict, map(zip, repeat(facts.names), zip(*columns, strict=True))))
 
 
-def _column(
-    container: _Container, block: np.ndarray, definitions: dict[str, VariableDefinition]
-) -> list[Any]:
+def _column(container: _Container, block: np.ndarray) -> list[Any]:
     """One container variable for every row of ``block`` (its columns of noisy leaves)."""
     if container.walk is not None:
         return _walked(container.walk, block)

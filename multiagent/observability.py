@@ -27,7 +27,14 @@ from typing import Any
 import numpy as np
 
 from multiagent.config import GLOBAL_TARGET, ObservabilityLevel, SimulationConfig
-from multiagent.noise import NoiseCache, NoisyTarget, noisy_views, pair_keys, stable_hash
+from multiagent.noise import (
+    NoiseCache,
+    NoiseLayout,
+    NoisyTarget,
+    noisy_views,
+    pair_keys,
+    stable_hash,
+)
 from multiagent.variables import VariableDefinition
 from multiagent.world_state import WorldState
 
@@ -247,6 +254,7 @@ class _Group:
     exact: tuple[str, ...]
     noisy: tuple[str, ...]
     copy: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]  # an exact observer's copy
+    layout: NoiseLayout  # how the noise flattens these variables
 
 
 @dataclass(frozen=True)
@@ -292,6 +300,7 @@ def _schedule(plan: ObservabilityPlan, observers: tuple[str, ...]) -> _Schedule:
                 exact=tuple(observer for observer, noise in seen_by if noise == 0),
                 noisy=tuple(observer for observer, _ in noisy),
                 copy=_exact_copy(definitions, names, mutable),
+                layout=plan.noise_cache.layout(definitions, names, (is_global,)),
             )
         )
         if noisy:
@@ -368,23 +377,17 @@ def _observe_all(
     observers: Sequence[str] | None,
 ) -> dict[str, WorldState]:
     schedule = plan.schedule(tuple(plan.agent_names if observers is None else observers))
-    variables = plan.config.state_variables
     views: list[Any] = []  # exact copies, then noisy ones (see _schedule)
     noisy_targets = []
     for group in schedule.groups:
         target = group.target
         if group.is_global:
-            values, definitions, named = state.global_state, variables.global_vars, {}
+            values, named = state.global_state, {}
         else:
-            values, definitions = state.agents[target], variables.agent_vars
-            named = {"name": target}
+            values, named = state.agents[target], {"name": target}
         views += [group.copy(values, named) for _ in group.exact]
         if group.noisy:
-            noisy_targets.append(
-                NoisyTarget(
-                    values, definitions, group.names, named, plan.noise_cache, (group.is_global,)
-                )
-            )
+            noisy_targets.append(NoisyTarget(values, group.layout, named))
     if noisy_targets:
         keys = pair_keys(
             seed & 0xFFFFFFFFFFFFFFFF, turn, schedule.observer_hashes, schedule.target_hashes
