@@ -24,7 +24,8 @@ import gc
 import pstats
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from itertools import repeat
 from typing import Any
 
@@ -73,8 +74,7 @@ def floor_recipe(observed: dict[str, WorldState]) -> Callable[[bool], Any]:
     turn = next(iter(observed.values())).turn
 
     def rebuild(make_numbers: bool) -> Any:
-        gc.disable()
-        try:
+        with _collector_paused():
             if make_numbers:
                 matrix.tolist()
             built = {}
@@ -102,10 +102,21 @@ def floor_recipe(observed: dict[str, WorldState]) -> Callable[[bool], Any]:
                 agents = dict(zip(targets, [next(picked) for _ in range(size)], strict=True))
                 out[name] = WorldState(turn=turn, agents=agents, global_state=next(picked))
             return out
-        finally:
-            gc.enable()
 
     return rebuild
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """As ``observe_all`` pauses it: so the floor also pays the young-generation pass over its
+    views that the first allocation after ``gc.enable()`` sets off while they are alive."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _leaves(shape: tuple[Any, ...]) -> int:
