@@ -162,7 +162,7 @@ def _save(config: AnnealConfig, run: Path, model: Any, curve: _Curve) -> Artifac
             eval_label=f"score vs {config.eval_opponent}",
         )
         paths["curve"] = str(png)
-    return ArtifactsDTO(**paths)
+    return ArtifactsDTO.model_validate(paths)
 
 
 @dataclass
@@ -184,8 +184,9 @@ def _run_stages(
     for cycle, mode in enumerate(config.schedule):
         folder = run / f"stage-{cycle}-{mode}"
         curve.mark(cycle, mode)
+        result: BCTrainingResultDTO | PPOTrainingResultDTO
         if mode == "bc":
-            result: BCTrainingResultDTO | PPOTrainingResultDTO = _bc(config, folder, state)
+            result = _bc(config, folder, state)
             stage = _bc_stage(cycle, result, config.bc_accuracy_threshold)
             curve.add_evaluation(result.evaluation)
         else:

@@ -360,4 +360,4 @@ def _finish(
             pgn_path=pgn,
             progress_bar=config.progress_bar,
         )
-    return ArtifactsDTO(**paths), evaluation
+    return ArtifactsDTO.model_validate(paths), evaluation

@@ -18,7 +18,7 @@ import types
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, overload
 
 import yaml
 from pydantic import AfterValidator, BaseModel, Field, ValidationError, model_validator
@@ -35,9 +35,11 @@ __all__ = [
     "BCConfig",
     "ConfigError",
     "ConfigKey",
+    "ConfigKind",
     "DaggerConfig",
     "EvalConfig",
     "PPOConfig",
+    "TrainingConfig",
     "apply_overrides",
     "config_keys",
     "load_config",
@@ -325,7 +327,11 @@ class EvalConfig(FrozenDTO):
     out_dir: str | None = Field(default=AUTO, description=OUT_DIR_HELP)
 
 
-CONFIG_KINDS: dict[str, type[FrozenDTO]] = {
+ConfigKind = Literal["ppo", "bc", "anneal", "eval"]
+TrainingConfig = PPOConfig | BCConfig | AnnealConfig | EvalConfig
+_File = str | os.PathLike[str] | None  # a YAML config file, or None: the defaults
+_Sets = list[str] | None  # --set overrides, dotted.key=value
+CONFIG_KINDS: dict[str, type[TrainingConfig]] = {
     "ppo": PPOConfig,
     "bc": BCConfig,
     "anneal": AnnealConfig,
@@ -376,10 +382,21 @@ def read_yaml_mapping(path: str | os.PathLike[str] | None) -> dict[str, Any]:
     return data
 
 
+@overload
+def load_config(kind: Literal["ppo"], path: _File = ..., overrides: _Sets = ...) -> PPOConfig: ...
+@overload
+def load_config(kind: Literal["bc"], path: _File = ..., overrides: _Sets = ...) -> BCConfig: ...
+@overload
 def load_config(
-    kind: str, path: str | os.PathLike[str] | None = None, overrides: list[str] | None = None
-) -> FrozenDTO:
-    """The ``kind`` config from a YAML file and overrides; errors name the field path."""
+    kind: Literal["anneal"], path: _File = ..., overrides: _Sets = ...
+) -> AnnealConfig: ...
+@overload
+def load_config(kind: Literal["eval"], path: _File = ..., overrides: _Sets = ...) -> EvalConfig: ...
+@overload
+def load_config(kind: str, path: _File = ..., overrides: _Sets = ...) -> TrainingConfig: ...
+def load_config(kind: str, path: _File = None, overrides: _Sets = None) -> TrainingConfig:
+    """The ``kind`` config (a ``ConfigKind``) from a YAML file and overrides; errors name the field
+    path. ``kind`` is checked at run time too: it comes from the command line."""
     if kind not in CONFIG_KINDS:
         raise ConfigError(f"unknown config kind {kind!r}; expected one of {sorted(CONFIG_KINDS)}")
     data = read_yaml_mapping(path)

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from envkit.dto import FrozenDTO
-from training.config import AnnealConfig, BCConfig, PPOConfig
+from training.config import AnnealConfig, BCConfig, PPOConfig, WorldName
 
 __all__ = [
     "AnnealStageResultDTO",
@@ -305,7 +305,7 @@ class DatasetManifestDTO(FrozenDTO):
         True
     """
 
-    env: Literal["chess", "trade", "forage"] = Field(description="The env the positions are from")
+    env: WorldName = Field(description="The env the positions are from")
     expert: str = Field(description="The expert that labelled them, e.g. stockfish:1")
     positions: int = Field(ge=1, description="Labelled observations")
     seed: int = Field(ge=0, description="Seed of the games that produced them")

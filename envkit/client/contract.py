@@ -95,11 +95,13 @@ def result(
     result_type: type[StepResult[ObservationT]], payload: dict[str, Any]
 ) -> StepResult[ObservationT]:
     """The ``StepResult`` of a reply (whose other fields, like ``session_id``, are left out)."""
-    return result_type(
-        observation=payload.get("observation"),
-        reward=payload.get("reward"),
-        done=payload.get("done", False),
-        metadata=payload.get("metadata") or {},
+    return result_type.model_validate(
+        {
+            "observation": payload.get("observation"),
+            "reward": payload.get("reward"),
+            "done": payload.get("done", False),
+            "metadata": payload.get("metadata") or {},
+        }
     )
 
 

@@ -286,15 +286,15 @@ class Session:
         if not isinstance(data, dict):
             raise ServerError(INVALID_REPLY, f"the reply to {kind} has no data object")
         if frame.get("type") == "error":
-            error = ServerError(
+            refusal = ServerError(
                 str(data.get("code", "ERROR")),
                 str(data.get("message", "")),
                 reason=data.get("reason"),
                 retry_after=retry_seconds(data.get("retry_after")),
             )
-            if error.code == "CAPACITY_REACHED":  # the server closes; a slot may free up soon
-                raise DropError(str(error)) from error
-            raise error
+            if refusal.code == "CAPACITY_REACHED":  # the server closes; a slot may free up soon
+                raise DropError(str(refusal)) from refusal
+            raise refusal
         if frame.get("type") != REPLY_TYPES[kind]:
             raise ServerError(INVALID_REPLY, f"the reply to {kind} has type {frame.get('type')!r}")
         return data

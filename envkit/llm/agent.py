@@ -141,7 +141,9 @@ class LLMAgent:
             raise ValueError("tool_calling needs a signature: the tool's parameters come from it")
         if signature is not None:
             self._use_signature(signature)
-        self.parse = parse or (extract_json if self.schema is not None else str.strip)
+        self.parse: Callable[[str], Any] = parse or (
+            extract_json if self.schema is not None else str.strip
+        )
         self._system = {"role": "system", "content": _system_prompt(settings)}
 
     def _use_signature(self, signature: Schema | str | list) -> None:
@@ -233,6 +235,7 @@ class LLMAgent:
     def _read(self, reply: dict[str, Any]) -> tuple[Any, list[str], list[str]]:
         """The action in ``reply``, what is wrong with it (empty: valid) and any warnings."""
         calls = reply.get("tool_calls") or []
+        read: Callable[[Any], Any]
         if self.settings.tool_calling and calls:
             raw, read = calls[0].get("function", {}).get("arguments"), _tool_arguments
         else:
