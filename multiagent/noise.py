@@ -439,9 +439,10 @@ def _facts(target: NoisyTarget) -> _Facts:
 def _columns(mask: np.ndarray) -> slice | np.ndarray:
     """The columns where ``mask`` holds: a slice when they are one run (cheaper to index)."""
     (columns,) = np.nonzero(mask)
-    if len(columns) == 0 or columns[-1] - columns[0] + 1 == len(columns):
-        return slice(int(columns[0]), int(columns[-1]) + 1) if len(columns) else slice(0, 0)
-    return columns
+    if len(columns) == 0:
+        return slice(0, 0)
+    first, last = int(columns[0]), int(columns[-1])
+    return slice(first, last + 1) if last - first + 1 == len(columns) else columns
 
 
 def noisy_views(
