@@ -233,7 +233,7 @@ def schema_ablation(validator: StateValidator, state: WorldState, args: argparse
     option)."""
     from pydantic_core import SchemaValidator
 
-    reference = validator._agents.core_schema
+    reference = validator._agents.reference.core_schema
     ignore = _rewrite(
         reference,
         lambda node: {**node, "extra_behavior": "ignore"} if node.get("type") == "typed-dict"

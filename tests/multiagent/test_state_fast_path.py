@@ -1,16 +1,19 @@
-"""``StateValidator``'s fast path for Python data against its reference, the validator that forbids
+"""``StateValidator``'s fast paths against its reference, the TypedDict validator that forbids
 unknown keys inside pydantic-core.
 
-The fast path ignores unknown keys and counts them instead; it may only ever answer what the
-reference answers: the same values (same types, same order) or the same errors. A property test
-throws near-valid states at both: every type, unknown and missing keys at every level, keys that
-are not strings, junk values, states that are not dicts.
+For Python data the fast path ignores unknown keys and counts them instead; for JSON a model reads
+the top-level state. Either may only ever answer what the reference answers: the same values
+(same types, same order) or the same errors. A property test throws near-valid states at both,
+as Python data and as JSON: every type, unknown and missing keys at every level, keys that are not
+strings, junk values, states that are not dicts.
 """
 
 from __future__ import annotations
 
+import json as json_module
 import math
 from collections.abc import Iterator, Mapping
+from functools import partial
 from types import MappingProxyType
 from typing import Any
 
@@ -52,18 +55,20 @@ GLOBAL_VARS = {
 VALIDATOR = StateValidator(AGENT_VARS, GLOBAL_VARS)
 
 
-def reference_agents(validator: StateValidator, agents: Any) -> Any:
-    """The reference: every state through the validator that forbids unknown keys itself."""
+def reference_agents(validator: StateValidator, agents: Any, *, json: bool = False) -> Any:
+    """The reference: every state through the TypedDict validator that forbids unknown keys."""
+    reference = validator._agents.reference
     try:
-        return validator._agents.validate_python(agents)
+        return reference.validate_json(agents) if json else reference.validate_python(agents)
     except ValidationError as error:
         errors = format_errors(error, "agents", validator.agent_vars, keyed=True)
         raise StateValidationError(errors) from None
 
 
-def reference_global(validator: StateValidator, state: Any) -> Any:
+def reference_global(validator: StateValidator, state: Any, *, json: bool = False) -> Any:
+    reference = validator._global.reference
     try:
-        return validator._global.validate_python(state)
+        return reference.validate_json(state) if json else reference.validate_python(state)
     except ValidationError as error:
         errors = format_errors(error, "global_state", validator.global_vars, keyed=False)
         raise StateValidationError(errors) from None
@@ -78,7 +83,15 @@ def outcome(function: Any, data: Any) -> tuple[str, Any]:
 
 
 def assert_same(fast: Any, reference: Any, data: Any) -> None:
+    """Same answer from Python data and, when the data can be JSON, from its JSON bytes."""
     assert outcome(fast, data) == outcome(reference, data)
+    try:
+        raw = json_module.dumps(data).encode()
+    except (TypeError, ValueError):
+        return
+    json_fast = lambda raw: fast(raw, json=True)  # noqa: E731
+    json_reference = lambda raw: reference(raw, json=True)  # noqa: E731
+    assert outcome(json_fast, raw) == outcome(json_reference, raw)
 
 
 # -- near-valid states ------------------------------------------------------------------------
@@ -174,13 +187,13 @@ def agents_data(draw: st.DrawFn) -> Any:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(agents_data())
 def test_agents_fast_path_answers_as_the_reference(agents: Any) -> None:
-    assert_same(VALIDATOR.agents, lambda data: reference_agents(VALIDATOR, data), agents)
+    assert_same(VALIDATOR.agents, partial(reference_agents, VALIDATOR), agents)
 
 
 @settings(max_examples=200, deadline=None)
 @given(state_dicts(GLOBAL_VARS, None))
 def test_global_fast_path_answers_as_the_reference(state: Any) -> None:
-    assert_same(VALIDATOR.global_state, lambda data: reference_global(VALIDATOR, data), state)
+    assert_same(VALIDATOR.global_state, partial(reference_global, VALIDATOR), state)
 
 
 # -- the cases the count must catch, one by one -----------------------------------------------
@@ -258,10 +271,8 @@ class _Mapping(Mapping[str, Any]):
 def test_mappings_that_are_not_dicts_are_judged_alike(wrap: Any) -> None:
     for state in (full_state(), {**full_state(), "silver": 1}):
         agents = {"T": wrap(state)}
-        assert_same(VALIDATOR.agents, lambda data: reference_agents(VALIDATOR, data), agents)
-        assert_same(
-            VALIDATOR.agents, lambda data: reference_agents(VALIDATOR, data), wrap({"T": state})
-        )
+        assert_same(VALIDATOR.agents, partial(reference_agents, VALIDATOR), agents)
+        assert_same(VALIDATOR.agents, partial(reference_agents, VALIDATOR), wrap({"T": state}))
 
 
 def test_the_global_state_count_catches_an_unknown_key() -> None:
@@ -276,3 +287,50 @@ def _errors(agents: Any) -> list[tuple[str, str]]:
     with pytest.raises(StateValidationError) as caught:
         VALIDATOR.agents(agents)
     return caught.value.errors
+
+
+def test_json_leaves_out_the_optional_variables_the_input_left_out() -> None:
+    state = full_state()
+    del state["note"]
+    raw = json_module.dumps({"T": state}).encode()
+    validated = VALIDATOR.agents(raw, json=True)
+    assert "note" not in validated["T"]
+    assert repr(validated) == repr(reference_agents(VALIDATOR, raw, json=True))
+
+
+def _document(odd: str) -> bytes:
+    """A JSON document of one agent ``T``: the ``odd`` fields, then full_state()'s other ones."""
+    rest = {k: v for k, v in full_state().items() if f'"{k}"' not in odd}
+    return f'{{"T": {{{odd}, {json_module.dumps(rest)[1:-1]}}}}}'.encode()
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        _document('"gold": 1, "gold": 2'),  # a repeated key: the last one counts
+        _document('"gold": 1, "gold": 200'),
+        _document('"wealth": NaN'),
+        _document('"wealth": Infinity'),
+        _document('"stats": {"hp": 1, "nick": null, "mp": 1}'),
+        _document('"silver": 1'),
+        _document('"name": "T", "name": 7'),
+        b'{"T": {"name": "T"}, "T": {"name": "T", "gold": 200}}',
+        b'{"T": [1, 2]}',
+        b"[]",
+        b"{",
+    ],
+)
+def test_odd_json_is_judged_as_the_reference_judges_it(raw: bytes) -> None:
+    assert outcome(lambda r: VALIDATOR.agents(r, json=True), raw) == outcome(
+        partial(reference_agents, VALIDATOR, json=True), raw
+    )
+
+
+@pytest.mark.parametrize("name", ["model_config", "json", "_hidden", "class", "copy"])
+def test_names_a_model_cannot_hold_keep_the_reference_for_json(name: str) -> None:
+    validator = StateValidator({name: VariableDefinition(type="int", min=0)}, {})
+    assert validator._agents.json_model is None
+    raw = json_module.dumps({"T": {"name": "T", name: 3}}).encode()
+    assert validator.agents(raw, json=True) == {"T": {"name": "T", name: 3}}
+    with pytest.raises(StateValidationError):
+        validator.agents(json_module.dumps({"T": {"name": "T", name: -3}}).encode(), json=True)
