@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import gymnasium as gym
 
 if TYPE_CHECKING:
+    from stable_baselines3.common.vec_env import VecEnv
+
     from multiagent.wrappers import FlattenForSB3
 
 __all__ = [
@@ -106,7 +108,7 @@ def make_vec(
     n_envs: int | None = None,
     seed: int = 0,
     kind: Literal["subproc", "dummy"] = "subproc",
-) -> Any:
+) -> VecEnv:
     """``n_envs`` (default: the cores) monitored copies, seeded ``seed``, ``seed + 1``, ..."""
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv

@@ -408,12 +408,14 @@ def manifest_template(
     learner: str | None = None,
 ) -> DatasetManifestDTO:
     """The manifest before the rows are counted and hashed (``assemble`` fills those in)."""
-    nvec = (
-        tuple(int(n) for n in action_space.nvec)
-        if isinstance(action_space, spaces.MultiDiscrete)
-        else None
-    )
-    size = math.prod(nvec) if nvec else int(action_space.n)  # type: ignore[attr-defined]
+    nvec = None
+    if isinstance(action_space, spaces.MultiDiscrete):
+        nvec = tuple(int(n) for n in action_space.nvec)
+        size = math.prod(nvec)
+    elif isinstance(action_space, spaces.Discrete):
+        size = int(action_space.n)
+    else:
+        raise TypeError(f"a dataset's actions are Discrete or MultiDiscrete, got {action_space}")
     return DatasetManifestDTO(
         env=env,
         expert=expert,
