@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: test test-browser test-distributed demo bench peer-llm-sim lint format clean
+.PHONY: test test-browser test-distributed demo bench peer-llm-sim docs lint format clean
 
 # compat (OpenEnv, ~300 MB with gradio): its clients test the server, its server is a bench peer.
 # The browser tests have their own target: they need Debian's chromium.
@@ -66,9 +66,16 @@ $(LLM_SIM_VENV)/.llm-sim-$(LLM_SIM_COMMIT):
 		$(LLM_SIM_VENV)/src $(LLM_SIM_PINS)
 	touch $@
 
-lint: $(VENV)/.extras-dev
+# The documentation site (mkdocs.yml, docs/) with warnings as errors: a broken link, anchor or API
+# reference fails the build. The API pages are rendered from the source by griffe (nothing imported).
+docs: $(VENV)/.extras-docs
+	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(BIN)/python -m mkdocs build --strict --quiet
+
+# ruff, and mypy over the four packages (its settings are pyproject.toml's [tool.mypy]).
+lint: $(VENV)/.extras-train,server,dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy chess_env multiagent envkit training
 
 format: $(VENV)/.extras-dev
 	$(BIN)/ruff format .

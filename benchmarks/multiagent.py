@@ -156,6 +156,10 @@ class LlmSimPeer:
     def time(self, run: str, repeats: int, clock: str) -> list[float]:
         return self._ask({"run": run, "repeats": repeats, "clock": clock})["ms"]
 
+    def dump(self) -> dict[str, Any]:
+        """The agents as llm-sim validated them, as JSON data."""
+        return self._ask({"dump": True})["agents"]
+
     def close(self) -> None:
         assert self.process.stdin is not None
         self.process.stdin.close()
@@ -205,11 +209,82 @@ def side_by_side(
     return statistics.median(mine), (statistics.median(theirs) if theirs else None)
 
 
+def _rewrite(schema: Any, change: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+    """A copy of a pydantic-core schema with ``change`` applied to every schema dict in it."""
+    if isinstance(schema, dict):
+        return {key: _rewrite(value, change) for key, value in change(schema).items()}
+    if isinstance(schema, list):
+        return [_rewrite(item, change) for item in schema]
+    return schema
+
+
+_CONSTRAINTS = ("ge", "le", "allow_inf_nan", "max_length")
+
+
+def _without(kinds: tuple[str, ...], *keys: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    return lambda node: (
+        {k: v for k, v in node.items() if k not in keys} if node.get("type") in kinds else node
+    )
+
+
+def schema_ablation(validator: StateValidator, state: WorldState, args: argparse.Namespace) -> None:
+    """Where (a)'s time goes inside pydantic-core: our reference schema, the fast path's, then the
+    fast path's less one feature at a time (schemas that no longer enforce it: a cost, not an
+    option)."""
+    from pydantic_core import SchemaValidator
+
+    reference = validator._agents.reference.core_schema
+    ignore = _rewrite(
+        reference,
+        lambda node: {**node, "extra_behavior": "ignore"} if node.get("type") == "typed-dict"
+        else node,
+    )  # fmt: skip
+    agent = ignore["values_schema"]
+    variants = {
+        "reference: unknown keys forbidden in pydantic-core": reference,
+        "fast path: unknown keys ignored (before its count)": ignore,
+        "  less bounds (ge, le)": _rewrite(ignore, _without(("float", "int"), "ge", "le")),
+        "  less the inf/nan check": _rewrite(ignore, _without(("float",), "allow_inf_nan")),
+        "  less size limits": _rewrite(ignore, _without(("str", "list", "dict"), "max_length")),
+        "  less every constraint": _rewrite(
+            ignore,
+            _without(("float", "int", "str", "list", "dict"), *_CONSTRAINTS),
+        ),
+        "  every variable 'any' (per-field floor)": {
+            **ignore,
+            "values_schema": {
+                **agent,
+                "fields": {k: {**f, "schema": {"type": "any"}} for k, f in agent["fields"].items()},
+            },
+        },
+        "{str: any} (the outer dict only)": {
+            "type": "dict",
+            "keys_schema": {"type": "str"},
+            "values_schema": {"type": "any"},
+        },
+    }
+    validators = {label: SchemaValidator(schema) for label, schema in variants.items()}
+    samples: dict[str, list[float]] = {label: [] for label in validators}
+    for _ in range(args.rounds):
+        for label, core in validators.items():
+            samples[label] += samples_ms(
+                lambda core=core: core.validate_python(state.agents), args.repeats, args.clock
+            )
+    print()
+    print("| (a) from dicts, pydantic-core schema | median ms |")
+    print("|---|---:|")
+    for label, values in samples.items():
+        print(f"| {label} | {statistics.median(values):.3f} |")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=15, help="alternating rounds of (a)")
     parser.add_argument("--repeats", type=int, default=20, help="timed calls per block")
     parser.add_argument("--no-peer", action="store_true", help="leave llm-sim out")
+    parser.add_argument(
+        "--ablation", action="store_true", help="also time (a)'s schema with parts taken away"
+    )
     add_clock_argument(parser)
     args = parser.parse_args(argv)
     config = workload_config()
@@ -261,6 +336,8 @@ def main(argv: list[str] | None = None) -> None:
         peer_text = "-" if peer_value is None else f"{peer_value:.3f}"
         ratio = "-" if peer_value is None else f"{value / peer_value:.2f}"
         print(f"| {label} | {value:.3f} | {peer_text} | {ratio} | {target_text} | {verdict} |")
+    if args.ablation:
+        schema_ablation(validator, state, args)
 
 
 if __name__ == "__main__":

@@ -183,9 +183,9 @@ def server_settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -
 def _token(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str | None:
     """The bearer token from ``--token`` or the environment; a generated one is printed."""
     if args.token == GENERATE_TOKEN:
-        token = secrets.token_urlsafe(32)
-        print(f"bearer token: {token}", file=sys.stderr, flush=True)
-        return token
+        generated = secrets.token_urlsafe(32)
+        print(f"bearer token: {generated}", file=sys.stderr, flush=True)
+        return generated
     token = args.token or os.environ.get(TOKEN_VARIABLE) or None
     if token is not None and len(token) < MIN_TOKEN_LENGTH:
         source = "--token" if args.token else f"${TOKEN_VARIABLE}"

@@ -38,7 +38,7 @@ class FrozenDTO(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    schema_version: int = Field(1, ge=1, description="Version of this DTO's shape")
+    schema_version: int = Field(default=1, ge=1, description="Version of this DTO's shape")
 
     @field_validator("schema_version")
     @classmethod

@@ -12,10 +12,12 @@ Per leaf value, with noise level ``n`` (in [0, 1]: ``load_config`` refuses any o
 - categorical: replaced by one of the other values (uniformly) with probability ``n``;
 - str: unchanged; dict, list, tuple and object values: noise reaches every leaf inside them.
 
-How it is fast: a target's visible variables are flattened once per turn into leaves (scalars
-first, by kind; uniform containers -- a dict of floats, a list of (float, float) tuples -- in
-bulk), ``draw_noise`` computes every observer's copy of every target in one numpy pass, and
-``NoisyTarget.assemble`` turns rows back into values with ``dict(zip(...))`` and slices.
+How it is fast: a target's visible variables are flattened once per turn into one row of leaves
+(``NoisyTarget``: scalars first, by kind, then uniform containers -- a dict of floats, a list of
+(float, float) tuples -- in bulk). ``noisy_views`` takes the targets of one shape together (the
+same variables, dict keys and list lengths, whose leaf facts are kept in a ``NoiseCache``): one
+matrix with a row per (target, observer) pair, noised in one numpy pass, then turned back into
+Python values a variable at a time (``tolist``, ``dict(zip(...))``, slices) for all its rows.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, repeat
+from itertools import chain, count, repeat
 from operator import itemgetter
 from typing import Any
 
@@ -31,7 +33,7 @@ import numpy as np
 
 from multiagent.variables import VariableDefinition
 
-__all__ = ["NoiseCache", "NoisyTarget", "noisy_views", "pair_keys", "stable_hash"]
+__all__ = ["NoiseCache", "NoiseLayout", "NoisyTarget", "noisy_views", "pair_keys", "stable_hash"]
 
 _FLOAT, _INT, _BOOL, _CATEGORY = 0, 1, 2, 3
 _KINDS = (_FLOAT, _INT, _BOOL, _CATEGORY)
@@ -52,17 +54,23 @@ def _path_hash(path: str) -> int:
 
 
 def _splitmix64(x: np.ndarray) -> np.ndarray:
-    """The splitmix64 finaliser: a good 64-bit mix, vectorised (wrapping uint64 arithmetic)."""
+    """The splitmix64 finaliser: a good 64-bit mix, vectorised (wrapping uint64 arithmetic; in
+    place on a fresh array, so ``x`` is left alone)."""
     with np.errstate(over="ignore"):
         x = x + np.uint64(0x9E3779B97F4A7C15)
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return x ^ (x >> np.uint64(31))
+        x ^= x >> np.uint64(30)
+        x *= np.uint64(0xBF58476D1CE4E5B9)
+        x ^= x >> np.uint64(27)
+        x *= np.uint64(0x94D049BB133111EB)
+        x ^= x >> np.uint64(31)
+        return x
 
 
 def _uniform(bits: np.ndarray) -> np.ndarray:
     """Floats in [0, 1) from the top 53 bits."""
-    return (bits >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+    floats = (bits >> np.uint64(11)).astype(np.float64)
+    floats *= 1.0 / (1 << 53)
+    return floats
 
 
 def pair_keys(seed: int, turn: int, observers: np.ndarray, targets: np.ndarray) -> np.ndarray:
@@ -202,10 +210,11 @@ def _label_index(labels: Sequence[str]) -> dict[str, float]:
 
 
 _Form = tuple[str, VariableDefinition, int]  # see _uniform_leaf
+_SERIALS = count()
 
 
 @dataclass
-class _Layout:
+class NoiseLayout:
     """The turn-independent part of a target's visible variables (one per definitions and names)."""
 
     scalar_names: tuple[str, ...]  # float, int, bool, then categorical variables
@@ -215,6 +224,7 @@ class _Layout:
     label_index: tuple[dict[str, float], ...]  # per categorical scalar
     label_array: np.ndarray  # every categorical scalar's labels end to end (object array)
     label_offsets: np.ndarray  # where each categorical scalar's labels start in label_array
+    serial: int  # tells layouts apart in a target's signature (cheaper to hash than names)
     passthrough: tuple[str, ...]  # str variables: never noised
     # Per container variable: its definition, its uniform form (see _uniform_leaf) and, for a
     # uniform categorical container, its labels' indices.
@@ -222,7 +232,7 @@ class _Layout:
     leaves: _Leaves  # the scalar leaves' facts
 
 
-def _layout(definitions: dict[str, VariableDefinition], names: tuple[str, ...]) -> _Layout:
+def _layout(definitions: dict[str, VariableDefinition], names: tuple[str, ...]) -> NoiseLayout:
     by_kind: dict[int, list[str]] = {kind: [] for kind in _KINDS}
     passthrough, containers = [], []
     for name in names:
@@ -241,7 +251,7 @@ def _layout(definitions: dict[str, VariableDefinition], names: tuple[str, ...]) 
     for name in (scalar_names := [name for kind in _KINDS for name in by_kind[kind]]):
         leaves.add_facts(definitions[name], [_path_hash(name)])
     categories = [definitions[name].values or [] for name in by_kind[_CATEGORY]]
-    return _Layout(
+    return NoiseLayout(
         scalar_names=tuple(scalar_names),
         kind_counts=tuple(len(by_kind[kind]) for kind in _KINDS),  # type: ignore[arg-type]
         plain=_getter(scalar_names[: len(scalar_names) - len(categories)]),
@@ -249,6 +259,7 @@ def _layout(definitions: dict[str, VariableDefinition], names: tuple[str, ...]) 
         label_index=tuple(_label_index(labels) for labels in categories),
         label_array=np.array([label for labels in categories for label in labels], dtype=object),
         label_offsets=np.cumsum([0, *map(len, categories)])[:-1].astype(np.intp),
+        serial=next(_SERIALS),
         passthrough=tuple(passthrough),
         containers=tuple(containers),
         leaves=leaves,
@@ -257,18 +268,21 @@ def _layout(definitions: dict[str, VariableDefinition], names: tuple[str, ...]) 
 
 class NoiseCache:
     """What the noise keeps between turns for one set of definitions: each visible set's
-    ``_Layout`` and each target shape's ``_Facts`` (shapes change rarely; the cache is bounded)."""
+    ``NoiseLayout`` and each target shape's ``_Facts`` (shapes change rarely; bounded)."""
 
     def __init__(self) -> None:
-        self.layouts: dict[tuple[Any, ...], _Layout] = {}
+        self.layouts: dict[tuple[Any, ...], NoiseLayout] = {}
         self.facts: dict[tuple[Any, ...], _Facts] = {}
 
     def layout(
-        self, definitions: dict[str, VariableDefinition], names: tuple[str, ...], key: tuple
-    ) -> _Layout:
-        layout = self.layouts.get(key)
+        self, definitions: dict[str, VariableDefinition], names: Sequence[str], key: tuple = ()
+    ) -> NoiseLayout:
+        """The layout of ``names`` (kept under ``key`` and the names: the caller's ``key`` tells
+        apart the sets of definitions it uses)."""
+        names = tuple(names)
+        layout = self.layouts.get((*key, names))
         if layout is None:
-            layout = self.layouts[key] = _layout(definitions, names)
+            layout = self.layouts[(*key, names)] = _layout(definitions, names)
         return layout
 
     def facts_of(self, target: NoisyTarget) -> _Facts:
@@ -291,37 +305,25 @@ class NoisyTarget:
 
     Args:
         variables: the target's values by variable name (only the visible ones are read).
-        definitions: the definitions of all the target's variables.
-        names: the visible variable names.
+        layout: its visible variables' layout, from ``NoiseCache.layout``.
         extra: fixed entries every observed copy ends with (an agent's ``name``).
-        cache: where layouts and facts are kept between turns (one per set of definitions: its
-            keys assume them), keyed by ``cache_key`` and ``names``.
 
     Example:
         >>> gold, flag = VariableDefinition(type="float", min=0), VariableDefinition(type="bool")
-        >>> target = NoisyTarget({"gold": 100.0, "open": True}, {"gold": gold, "open": flag},
-        ...                      names=["gold", "open"])
+        >>> layout = NoiseCache().layout({"gold": gold, "open": flag}, ["gold", "open"])
+        >>> target = NoisyTarget({"gold": 100.0, "open": True}, layout)
         >>> observers = np.array([stable_hash("A"), stable_hash("B")], dtype=np.uint64)
         >>> keys = pair_keys(0, 1, observers, np.full(2, stable_hash("T"), dtype=np.uint64))
         >>> noisy_views([target], keys, np.array([0.0, 0.1]), observer_counts=[2])
         [{'gold': 100.0, 'open': True}, {'gold': 103.40773547867272, 'open': True}]
     """
 
-    __slots__ = ("definitions", "fixed", "layout", "row", "shapes", "signature", "walks")
+    __slots__ = ("fixed", "layout", "row", "shapes", "signature", "walks")
 
     def __init__(
-        self,
-        variables: dict[str, Any],
-        definitions: dict[str, VariableDefinition],
-        names: Sequence[str],
-        extra: dict[str, Any] | None = None,
-        cache: NoiseCache | None = None,
-        cache_key: tuple = (),
+        self, variables: dict[str, Any], layout: NoiseLayout, extra: dict[str, Any] | None = None
     ) -> None:
-        names = tuple(names)
-        cache = NoiseCache() if cache is None else cache
-        self.definitions = definitions
-        self.layout = layout = cache.layout(definitions, names, (*cache_key, names))
+        self.layout = layout
         row = [*layout.plain(variables), *map(dict.__getitem__, layout.label_index,
                                               layout.labels(variables))]  # fmt: skip
         fixed = {name: variables[name] for name in layout.passthrough}
@@ -352,7 +354,7 @@ class NoisyTarget:
         if extra:
             fixed.update(extra)
         self.row, self.fixed, self.shapes, self.walks = row, fixed, shapes, walks
-        self.signature = None if walks else (cache_key, names, tuple(shapes), tuple(fixed))
+        self.signature = None if walks else (layout.serial, tuple(shapes), tuple(fixed))
 
 
 @dataclass
@@ -381,6 +383,10 @@ class _Facts:
     high: np.ndarray
     paths: np.ndarray
     n_categories: np.ndarray
+    ints: slice | np.ndarray  # the columns of each kind (or kinds)
+    others: slice | np.ndarray  # not numeric
+    bools: slice | np.ndarray
+    categories: slice | np.ndarray
     containers: list[_Container]
     names: tuple[str, ...]
 
@@ -414,15 +420,29 @@ def _facts(target: NoisyTarget) -> _Facts:
             containers.append(_Container(name, kind, _KIND_OF[leaf.type], keys, width, start,
                                          len(leaves.kinds), labels))  # fmt: skip
         start = len(leaves.kinds)
+    kinds = np.asarray(leaves.kinds, dtype=np.int8)
     return _Facts(
-        kinds=np.asarray(leaves.kinds, dtype=np.int8),
+        kinds=kinds,
         low=np.asarray(leaves.low, dtype=np.float64),
         high=np.asarray(leaves.high, dtype=np.float64),
         paths=np.asarray(leaves.paths, dtype=np.uint64),
         n_categories=np.asarray([len(c) or 1 for c in leaves.categories], dtype=np.float64),
+        ints=_columns(kinds == _INT),
+        others=_columns(kinds > _INT),
+        bools=_columns(kinds == _BOOL),
+        categories=_columns(kinds == _CATEGORY),
         containers=containers,
         names=(*layout.scalar_names, *(c.name for c in containers), *target.fixed),
     )
+
+
+def _columns(mask: np.ndarray) -> slice | np.ndarray:
+    """The columns where ``mask`` holds: a slice when they are one run (cheaper to index)."""
+    (columns,) = np.nonzero(mask)
+    if len(columns) == 0:
+        return slice(0, 0)
+    first, last = int(columns[0]), int(columns[-1])
+    return slice(first, last + 1) if last - first + 1 == len(columns) else columns
 
 
 def noisy_views(
@@ -463,9 +483,9 @@ def noisy_views(
         noisy = _noisy(rows, facts, keys[pairs], levels[pairs], gaussian)
         copies = _assemble(group, group_counts, noisy, facts)
         position = 0
-        for g, count in zip(members, group_counts, strict=True):
-            views[starts[g] : starts[g] + count] = copies[position : position + count]
-            position += count
+        for g, size in zip(members, group_counts, strict=True):
+            views[starts[g] : starts[g] + size] = copies[position : position + size]
+            position += size
     return views
 
 
@@ -475,40 +495,46 @@ def _noisy(
     """The noisy value of every (pair, leaf): ``values`` has a row per pair (with its ``keys``
     and ``level``) and a column per leaf (with its facts); each kind's rule runs on its own
     entries, elementwise, so the result does not depend on how pairs are grouped."""
-    kinds = facts.kinds
     bits = _splitmix64(keys[:, None] ^ facts.paths)
     first = _uniform(bits)
     level = level[:, None]
-    numeric = kinds <= _INT
     if gaussian:
         # Box-Muller needs a second uniform for every numeric entry.
         shape = values.shape
-        on = np.broadcast_to(numeric, shape)
-        second = _uniform(_splitmix64(bits[on]))
-        radius = np.sqrt(-2.0 * np.log1p(-first[on]))
+        numeric = np.broadcast_to(facts.kinds <= _INT, shape)
+        second = _uniform(_splitmix64(bits[numeric]))
+        radius = np.sqrt(-2.0 * np.log1p(-first[numeric]))
         error = radius * np.cos(2.0 * np.pi * second)
         result = values.copy()
-        scaled = values[on] * (1.0 + np.broadcast_to(level, shape)[on] * error)
-        integer = np.broadcast_to(kinds == _INT, shape)[on]
+        scaled = values[numeric] * (1.0 + np.broadcast_to(level, shape)[numeric] * error)
+        integer = np.broadcast_to(facts.kinds == _INT, shape)[numeric]
         scaled[integer] = np.rint(scaled[integer])
-        low, high = np.broadcast_to(facts.low, shape)[on], np.broadcast_to(facts.high, shape)[on]
-        result[on] = np.clip(scaled, low, high)
+        low = np.broadcast_to(facts.low, shape)[numeric]
+        high = np.broadcast_to(facts.high, shape)[numeric]
+        result[numeric] = np.clip(scaled, low, high)
     else:
-        # The rule runs on every entry and is kept on the numeric ones: the same elementwise
-        # arithmetic as on the numeric entries alone, without gathering and scattering them.
-        scaled = values * (1.0 + level * (2.0 * first - 1.0))
-        scaled = np.where(kinds == _INT, np.rint(scaled), scaled)
-        clipped = np.clip(scaled, facts.low, facts.high)
-        result = np.where(numeric, clipped, values)
-    flip = first < level
-    boolean = (kinds == _BOOL) & flip
-    result[boolean] = 1.0 - values[boolean]
-    category = (kinds == _CATEGORY) & flip
-    if category.any():
+        # values * (1 + level * (2 * first - 1)) on every entry, step by step in place (each
+        # step the same IEEE operation), then the non-numeric columns put back.
+        result = 2.0 * first
+        result -= 1.0
+        result *= level
+        result += 1.0
+        result *= values
+        result[:, facts.ints] = np.rint(result[:, facts.ints])
+        np.clip(result, facts.low, facts.high, out=result)
+        result[:, facts.others] = values[:, facts.others]
+    seen = values[:, facts.bools]
+    result[:, facts.bools] = np.where(first[:, facts.bools] < level, 1.0 - seen, seen)
+    seen = values[:, facts.categories]
+    change = first[:, facts.categories] < level
+    if change.any():
         # Another category, uniformly: shift the index by 1..n-1 places.
-        count = np.broadcast_to(facts.n_categories, values.shape)[category]
-        shift = 1.0 + np.floor(_uniform(_splitmix64(bits[category])) * np.maximum(count - 1, 1))
-        result[category] = (values[category] + shift) % count
+        count = np.broadcast_to(facts.n_categories[facts.categories], seen.shape)[change]
+        random = _uniform(_splitmix64(bits[:, facts.categories][change]))
+        shift = 1.0 + np.floor(random * np.maximum(count - 1, 1))
+        seen = seen.copy()
+        seen[change] = (seen[change] + shift) % count
+        result[:, facts.categories] = seen
     return result
 
 
@@ -530,7 +556,7 @@ def _assemble(
         columns += layout.label_array[indices + layout.label_offsets[:, None]].tolist()
     for container in facts.containers:
         block = noisy[:, container.start : container.stop]
-        columns.append(_column(container, block, targets[0].definitions))
+        columns.append(_column(container, block))
     if len(targets) == 1:
         columns += [repeat(value, counts[0]) for value in targets[0].fixed.values()]
     else:
@@ -543,9 +569,7 @@ def _assemble(
     return list(map(dict, map(zip, repeat(facts.names), zip(*columns, strict=True))))
 
 
-def _column(
-    container: _Container, block: np.ndarray, definitions: dict[str, VariableDefinition]
-) -> list[Any]:
+def _column(container: _Container, block: np.ndarray) -> list[Any]:
     """One container variable for every row of ``block`` (its columns of noisy leaves)."""
     if container.walk is not None:
         return _walked(container.walk, block)

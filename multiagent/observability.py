@@ -14,16 +14,27 @@
 
 from __future__ import annotations
 
+import gc
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
+from itertools import count
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
 from multiagent.config import GLOBAL_TARGET, ObservabilityLevel, SimulationConfig
-from multiagent.noise import NoiseCache, NoisyTarget, noisy_views, pair_keys, stable_hash
+from multiagent.noise import (
+    NoiseCache,
+    NoiseLayout,
+    NoisyTarget,
+    noisy_views,
+    pair_keys,
+    stable_hash,
+)
 from multiagent.variables import VariableDefinition
 from multiagent.world_state import WorldState
 
@@ -149,6 +160,7 @@ class ObservabilityPlan:
 
 
 _NAME_HASHES: dict[str, int] = {}
+_SCALARS = ("float", "int", "bool", "categorical", "str")
 
 
 def _name_hash(name: str) -> int:
@@ -161,19 +173,18 @@ def _name_hash(name: str) -> int:
 def copy_value(defn: VariableDefinition, value: Any) -> Any:
     """A copy sharing nothing mutable with ``value`` (tuples and scalars are immutable, so only
     dicts and lists are rebuilt; far cheaper than ``copy.deepcopy``)."""
-    if value is None or defn.type in ("float", "int", "bool", "categorical", "str"):
+    if value is None or defn.type in _SCALARS:
         return value
     if defn.schema_ is not None:
         return {k: copy_value(defn.schema_[k], v) for k, v in value.items()}
     if defn.type == "dict":
         child = defn.value_type
-        if child is not None and child.type in ("float", "int", "bool", "categorical", "str"):
+        if child is not None and child.type in _SCALARS:
             return dict(value)
         return {k: copy_value(child, v) for k, v in value.items()}  # type: ignore[arg-type]
     if defn.type == "list":
         child = defn.item_type
-        if child is not None and (child.type in ("float", "int", "bool", "categorical", "str")
-                                  or _immutable(child)):  # fmt: skip
+        if child is not None and (child.type in _SCALARS or _immutable(child)):
             return list(value)
         return [copy_value(child, v) for v in value]  # type: ignore[arg-type]
     if _immutable(defn):
@@ -184,8 +195,7 @@ def copy_value(defn: VariableDefinition, value: Any) -> Any:
 def _immutable(defn: VariableDefinition) -> bool:
     """A tuple of scalars or of such tuples: nothing in it can be mutated."""
     return defn.type == "tuple" and all(
-        child.type in ("float", "int", "bool", "categorical", "str") or _immutable(child)
-        for child in defn.item_types or []
+        child.type in _SCALARS or _immutable(child) for child in defn.item_types or []
     )
 
 
@@ -195,17 +205,43 @@ def _mutable(defn: VariableDefinition) -> bool:
     )
 
 
-def copy_values(
-    definitions: dict[str, VariableDefinition],
-    values: dict[str, Any],
-    names: Sequence[str],
-    mutable: Sequence[str],
-) -> dict[str, Any]:
-    """The named values, copying only ``mutable`` ones (those that can hold dicts or lists)."""
-    copied = {name: values[name] for name in names}
-    for name in mutable:
-        copied[name] = copy_value(definitions[name], copied[name])
-    return copied
+def _copier(defn: VariableDefinition) -> Callable[[Any], Any]:
+    """``copy_value`` for ``defn``, with the common containers of scalars copied by a builtin."""
+    kind, child = defn.type, defn.value_type or defn.item_type
+    # A dict or list of scalars or of immutable tuples: a shallow copy is a full one.
+    plain = child is not None and (child.type in _SCALARS or _immutable(child))
+    if kind in ("dict", "list") and defn.schema_ is None and plain:
+        builtin = dict if kind == "dict" else list
+        return lambda value: value if value is None else builtin(value)
+    return partial(copy_value, defn)
+
+
+def _exact_copy(
+    definitions: dict[str, VariableDefinition], names: tuple[str, ...], mutable: Sequence[str]
+) -> Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]:
+    """A function giving the named values of a target then ``named`` (an exact observer's copy),
+    copying only the ``mutable`` ones (those that can hold dicts or lists)."""
+    pick = _getter(names)
+    copies = [(name, _copier(definitions[name])) for name in mutable]
+
+    def copy(values: dict[str, Any], named: dict[str, Any]) -> dict[str, Any]:
+        copied = dict(zip(names, pick(values), strict=True))
+        for name, copier in copies:
+            copied[name] = copier(copied[name])
+        copied.update(named)
+        return copied
+
+    return copy
+
+
+def _getter(keys: Sequence[Any]) -> Callable[[Any], tuple[Any, ...]]:
+    """The items of ``keys`` in a dict or list, as a tuple whatever their number."""
+    if len(keys) > 1:
+        return itemgetter(*keys)
+    if keys:
+        (key,) = keys
+        return lambda container: (container[key],)
+    return lambda container: ()
 
 
 @dataclass(frozen=True)
@@ -217,7 +253,18 @@ class _Group:
     is_global: bool
     exact: tuple[str, ...]
     noisy: tuple[str, ...]
-    mutable: tuple[str, ...]  # variables an exact copy must copy (they hold dicts or lists)
+    copy: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]  # an exact observer's copy
+    layout: NoiseLayout  # how the noise flattens these variables
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """Where one observer's views are among a turn's views (exact copies, then noisy ones)."""
+
+    observer: str
+    targets: tuple[str, ...]  # the agents it sees, in the order of their views
+    views: Callable[[list[Any]], tuple[Any, ...]]  # their views, from the turn's views
+    global_view: int | None  # the position of its view of the global state
 
 
 @dataclass(frozen=True)
@@ -225,7 +272,7 @@ class _Schedule:
     """What ``observe_all`` does for a set of observers, minus the values: static per plan."""
 
     groups: tuple[_Group, ...]
-    observers: tuple[str, ...]
+    seen: tuple[_Seen, ...]  # one per observer, in the order asked
     observer_hashes: np.ndarray  # one per (noisy group, noisy observer), groups in order
     target_hashes: np.ndarray
     levels: np.ndarray
@@ -238,10 +285,13 @@ def _schedule(plan: ObservabilityPlan, observers: tuple[str, ...]) -> _Schedule:
         for view in plan.views[observer]:
             members[(view.target, view.variables)].append((observer, view.noise))
     order = {name: index for index, name in enumerate([*plan.agent_names, GLOBAL_TARGET])}
+    variables = plan.config.state_variables
     groups, observer_hashes, target_hashes, levels, counts = [], [], [], [], []
     for (target, names), seen_by in sorted(members.items(), key=lambda item: order[item[0][0]]):
         is_global = target == GLOBAL_TARGET
         noisy = [(observer, noise) for observer, noise in seen_by if noise > 0]
+        definitions = variables.global_vars if is_global else variables.agent_vars
+        mutable = plan.mutable_variables(is_global, names)
         groups.append(
             _Group(
                 target,
@@ -249,7 +299,8 @@ def _schedule(plan: ObservabilityPlan, observers: tuple[str, ...]) -> _Schedule:
                 is_global,
                 exact=tuple(observer for observer, noise in seen_by if noise == 0),
                 noisy=tuple(observer for observer, _ in noisy),
-                mutable=tuple(plan.mutable_variables(is_global, names)),
+                copy=_exact_copy(definitions, names, mutable),
+                layout=plan.noise_cache.layout(definitions, names, (is_global,)),
             )
         )
         if noisy:
@@ -257,14 +308,52 @@ def _schedule(plan: ObservabilityPlan, observers: tuple[str, ...]) -> _Schedule:
             target_hashes += [_name_hash(target)] * len(noisy)
             levels += [noise for _, noise in noisy]
             counts.append(len(noisy))
+    # A turn's views: every group's exact copies, then every group's noisy ones, groups in
+    # order; each observer's agents in the order of their views.
+    positions: dict[str, list[tuple[int, str]]] = {observer: [] for observer in observers}
+    position = count()
+    for observers_of in ("exact", "noisy"):
+        for group in groups:
+            for observer in getattr(group, observers_of):
+                positions[observer].append((next(position), group.target))
+    seen = []
+    for observer in observers:
+        agents = [(p, target) for p, target in positions[observer] if target != GLOBAL_TARGET]
+        global_view = [p for p, target in positions[observer] if target == GLOBAL_TARGET]
+        seen.append(
+            _Seen(
+                observer,
+                tuple(target for _, target in agents),
+                _getter([p for p, _ in agents]),
+                global_view[0] if global_view else None,
+            )
+        )
     return _Schedule(
         tuple(groups),
-        observers,
+        tuple(seen),
         np.asarray(observer_hashes, dtype=np.uint64),
         np.asarray(target_hashes, dtype=np.uint64),
         np.asarray(levels, dtype=np.float64),
         tuple(counts),
     )
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off meanwhile (as it was before, afterwards).
+
+    A turn's views are thousands of new dicts, lists and tuples and never a cycle; with the
+    collector on, building them sets off a dozen young-generation passes and, every few turns, a
+    full one over the whole heap, each scanning objects that are all still alive.
+    """
+    enabled = gc.isenabled()
+    if enabled:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def observe_all(
@@ -276,51 +365,49 @@ def observe_all(
     observers: Sequence[str] | None = None,
 ) -> dict[str, WorldState]:
     """Each observer's filtered, noisy view of ``state`` (turn defaults to ``state.turn``)."""
-    turn = state.turn if turn is None else turn
+    with _collector_paused():
+        return _observe_all(state, plan, seed, state.turn if turn is None else turn, observers)
+
+
+def _observe_all(
+    state: WorldState,
+    plan: ObservabilityPlan,
+    seed: int,
+    turn: int,
+    observers: Sequence[str] | None,
+) -> dict[str, WorldState]:
     schedule = plan.schedule(tuple(plan.agent_names if observers is None else observers))
-    variables = plan.config.state_variables
-    seen: dict[str, dict[str, dict[str, Any]]] = {}
-    noisy_targets, noisy_groups = [], []
+    views: list[Any] = []  # exact copies, then noisy ones (see _schedule)
+    noisy_targets = []
     for group in schedule.groups:
         target = group.target
         if group.is_global:
-            values, definitions, named = state.global_state, variables.global_vars, {}
+            values, named = state.global_state, {}
         else:
-            values, definitions = state.agents[target], variables.agent_vars
-            named = {"name": target}
-        for observer in group.exact:
-            copied = copy_values(definitions, values, group.names, group.mutable)
-            seen.setdefault(observer, {})[target] = {**copied, **named}
+            values, named = state.agents[target], {"name": target}
+        views += [group.copy(values, named) for _ in group.exact]
         if group.noisy:
-            noisy_targets.append(
-                NoisyTarget(
-                    values, definitions, group.names, named, plan.noise_cache, (group.is_global,)
-                )
-            )
-            noisy_groups.append(group)
+            noisy_targets.append(NoisyTarget(values, group.layout, named))
     if noisy_targets:
         keys = pair_keys(
             seed & 0xFFFFFFFFFFFFFFFF, turn, schedule.observer_hashes, schedule.target_hashes
         )
-        views = iter(
-            noisy_views(
-                noisy_targets,
-                keys,
-                schedule.levels,
-                schedule.counts,
-                gaussian=plan.gaussian,
-                cache=plan.noise_cache,
-            )
+        views += noisy_views(
+            noisy_targets,
+            keys,
+            schedule.levels,
+            schedule.counts,
+            gaussian=plan.gaussian,
+            cache=plan.noise_cache,
         )
-        for group in noisy_groups:
-            for observer, view in zip(group.noisy, views, strict=False):
-                seen.setdefault(observer, {})[group.target] = view
-    observed = {}
-    for observer in schedule.observers:
-        views = seen.get(observer, {})
-        global_view = views.pop(GLOBAL_TARGET, {})
-        observed[observer] = WorldState(turn=state.turn, agents=views, global_state=global_view)
-    return observed
+    return {
+        seen.observer: WorldState(
+            turn=state.turn,
+            agents=dict(zip(seen.targets, seen.views(views), strict=True)),
+            global_state={} if seen.global_view is None else views[seen.global_view],
+        )
+        for seen in schedule.seen
+    }
 
 
 def construct_observation(

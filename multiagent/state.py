@@ -13,11 +13,12 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import keyword
 import operator
 import re
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal, NamedTuple, Optional
 
 from pydantic import (
     AfterValidator,
@@ -206,13 +207,19 @@ class StateValidator:
     coerced as pydantic's lax mode does, never past a bound. Errors raise
     ``StateValidationError`` with readable paths.
 
-    Two validators per state share one schema. The reference forbids unknown keys inside
-    pydantic-core, which then builds a set of the keys it used for every state it reads: the
-    largest cost after the values themselves (``benchmarks.multiagent`` shows it). The fast one,
-    for Python data, ignores unknown keys and a count finds them instead: its output holds exactly
-    the known keys its input had, so an input with another key is longer than its output. Any
-    such input, any error and anything but a plain dict goes to the reference, whose result or
-    errors are then the answer: the fast path only ever returns what the reference would.
+    The reference validators are TypedDicts that forbid unknown keys inside pydantic-core, which
+    then builds a set of the keys it used for every state it reads: the largest cost after the
+    values themselves (``python -m benchmarks.multiagent --ablation`` shows it). Two faster ones
+    share their schema and may only ever answer what the reference would:
+
+    - Python data: unknown keys are ignored and a count finds them instead. The output holds
+      exactly the known keys its input had, so an input with another key is longer than its
+      output, and goes to the reference (as does any error and anything but a plain dict).
+    - JSON: pydantic-core reads JSON objects into a model's fields faster than into a TypedDict,
+      so the top-level state is a model there (its nested values stay TypedDicts) and each
+      state's ``__dict__`` is the answer, less the optional variables the input left out. Any
+      error goes to the reference; names that cannot be model fields (``model_config``,
+      ``_x``) keep the reference.
 
     Example:
         >>> from multiagent.variables import VariableDefinition as V
@@ -223,7 +230,7 @@ class StateValidator:
         Traceback (most recent call last):
         ...
         multiagent.errors.StateValidationError: agents[Ann].gold: Input should be greater than ...
-        >>> validator.agents({"Ann": {"name": "Ann", "gold": 1, "silver": 2}})
+        >>> validator.agents(b'{"Ann": {"name": "Ann", "gold": 1, "silver": 2}}', json=True)
         Traceback (most recent call last):
         ...
         multiagent.errors.StateValidationError: agents[Ann].silver: Extra inputs are not permitted
@@ -233,12 +240,9 @@ class StateValidator:
         self.agent_vars, self.global_vars = dict(agent_vars), dict(global_vars)
         key = {**{f"agent.{k}": v for k, v in agent_vars.items()},
                **{f"global.{k}": v for k, v in global_vars.items()}}  # fmt: skip
-        self._agents, self._global, self._fast_agents, self._fast_global = _cached(
-            "validator", key, self._build
-        )
+        self._agents, self._global = _cached("validator", key, self._build)
 
-    def _build(self) -> tuple[TypeAdapter, TypeAdapter, Any, Any]:
-        """The reference adapters, then the fast validators (pydantic-core's, called directly)."""
+    def _build(self) -> tuple[_Validators, _Validators]:
         agent_fields = {
             "name": (str, VariableDefinition(type="str", default="")),
             **{var: (annotation_for(d, var, _typeddict_struct), d)
@@ -248,28 +252,29 @@ class StateValidator:
             var: (annotation_for(d, var, _typeddict_struct), d)
             for var, d in self.global_vars.items()
         }
-        adapters = []
-        for config in (_FORBID, _IGNORE_EXTRA):
-            agent = _typeddict_struct("AgentStateDict", agent_fields, config=config)
-            world = _typeddict_struct("GlobalStateDict", global_fields, config=config)
-            adapters.append((TypeAdapter(dict[str, agent]), TypeAdapter(world)))  # type: ignore[valid-type]
-        (agents, world), (fast_agents, fast_world) = adapters
-        return agents, world, fast_agents.validator, fast_world.validator
+        return (
+            _Validators.build("AgentState", agent_fields, lambda item: dict[str, item]),  # type: ignore[valid-type]
+            _Validators.build("GlobalState", global_fields, lambda item: item),
+        )
 
     def agents(self, agents: Any, *, json: bool = False) -> dict[str, dict[str, Any]]:
         """All agents' states (``{name: {var: value}}``), from Python data or JSON bytes."""
-        if not json and type(agents) is dict:
-            try:
-                validated = self._fast_agents.validate_python(agents)
-            except ValidationError:
-                pass  # the reference names every error, unknown keys included
-            else:
-                if len(validated) == len(agents) and _same_sizes(agents, validated):
-                    return validated
+        validators = self._agents
         try:
             if json:
-                return self._agents.validate_json(agents)
-            return self._agents.validate_python(agents)
+                if validators.json_model is not None:
+                    states = validators.json_model.validate_json(agents)
+                    return {name: _fields_given(state) for name, state in states.items()}
+            elif type(agents) is dict:
+                validated = validators.fast.validate_python(agents)
+                if len(validated) == len(agents) and _same_sizes(agents, validated):
+                    return validated
+        except ValidationError:
+            pass  # the reference names every error, unknown keys included
+        try:
+            return validators.reference.validate_json(agents) if json else (
+                validators.reference.validate_python(agents)
+            )  # fmt: skip
         except ValidationError as error:
             raise StateValidationError(
                 format_errors(error, "agents", self.agent_vars, keyed=True)
@@ -277,22 +282,77 @@ class StateValidator:
 
     def global_state(self, state: Any, *, json: bool = False) -> dict[str, Any]:
         """The global state (``{var: value}``), from Python data or JSON bytes."""
-        if not json and type(state) is dict:
-            try:
-                validated = self._fast_global.validate_python(state)
-            except ValidationError:
-                pass
-            else:
-                if len(validated) == len(state):
-                    return validated
+        validators = self._global
         try:
             if json:
-                return self._global.validate_json(state)
-            return self._global.validate_python(state)
+                if validators.json_model is not None:
+                    return _fields_given(validators.json_model.validate_json(state))
+            elif type(state) is dict:
+                validated = validators.fast.validate_python(state)
+                if len(validated) == len(state):
+                    return validated
+        except ValidationError:
+            pass
+        try:
+            return validators.reference.validate_json(state) if json else (
+                validators.reference.validate_python(state)
+            )  # fmt: skip
         except ValidationError as error:
             raise StateValidationError(
                 format_errors(error, "global_state", self.global_vars, keyed=False)
             ) from None
+
+
+class _Validators(NamedTuple):
+    """One state's validators: the reference, the fast one for Python data, the one for JSON."""
+
+    reference: TypeAdapter
+    fast: Any  # pydantic-core's SchemaValidator, called without TypeAdapter's wrapper
+    json_model: Any
+
+    @classmethod
+    def build(
+        cls,
+        name: str,
+        fields: dict[str, tuple[Any, VariableDefinition]],
+        container: Callable[[Any], Any],
+    ) -> _Validators:
+        reference = _typeddict_struct(f"{name}Dict", fields)
+        fast = _typeddict_struct(f"{name}Dict", fields, config=_IGNORE_EXTRA)
+        model = _json_model(name, fields)
+        return cls(
+            TypeAdapter(container(reference)),
+            TypeAdapter(container(fast)).validator,
+            None if model is None else TypeAdapter(container(model)).validator,
+        )
+
+
+def _json_model(name: str, fields: dict[str, tuple[Any, VariableDefinition]]) -> Any:
+    """The top-level state as a model (for JSON input), or None when a variable's name cannot be
+    a model field as it is (a BaseModel attribute, private, protected or not an identifier)."""
+    plain = (
+        field.isidentifier() and not keyword.iskeyword(field) and not hasattr(BaseModel, field)
+        and not field.startswith(("_", "model_"))
+        for field in fields
+    )  # fmt: skip
+    if not all(plain):
+        return None
+    spec: dict[str, Any] = {
+        field: (annotation, ...) if child.derived_default() is not None
+        else (Optional[annotation], None)  # noqa: UP045
+        for field, (annotation, child) in fields.items()
+    }  # fmt: skip
+    return create_model(_model_name(name), __config__=_FORBID, **spec)
+
+
+def _fields_given(state: BaseModel) -> dict[str, Any]:
+    """A validated model's fields as a dict, as the TypedDict has them: without the optional
+    variables the input left out."""
+    fields = state.__dict__
+    given = state.__pydantic_fields_set__
+    if len(given) == len(fields):
+        return fields
+    return {field: value for field, value in fields.items() if field in given}
 
 
 def _same_sizes(inputs: dict[str, Any], outputs: dict[str, dict[str, Any]]) -> bool:

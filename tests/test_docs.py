@@ -77,7 +77,8 @@ REFERENCE = WORLDS[WORLDS.index("## Variable definitions") :]
 def type_sections() -> dict[str, str]:
     """Type name -> the text of its ``### `type``` section."""
     parts = re.split(r"^### `(\w+)`\n", REFERENCE, flags=re.MULTILINE)
-    return {name: body.split("\n### ")[0] for name, body in zip(parts[1::2], parts[2::2])}
+    pairs = zip(parts[1::2], parts[2::2], strict=True)
+    return {name: body.split("\n### ")[0] for name, body in pairs}
 
 
 def test_every_variable_type_has_a_section() -> None:

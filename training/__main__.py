@@ -36,7 +36,16 @@ from typing import Any
 
 from envkit.command_line import EXIT_FAILURE, EXIT_OK, add_debug_flag, error_line, run_command
 from training import MODULE_EXTRAS
-from training.config import AUTO, CONFIG_KINDS, config_keys, load_config, resolve_out_dir
+from training.config import (
+    AUTO,
+    CONFIG_KINDS,
+    AnnealConfig,
+    BCConfig,
+    PPOConfig,
+    config_keys,
+    load_config,
+    resolve_out_dir,
+)
 from training.rllib.cli import RLLIB_FLAGS, add_rllib_arguments, run_rllib_command
 from training.rllib.config import RLlibConfig
 
@@ -164,15 +173,15 @@ def _run(args: argparse.Namespace) -> Any:
     config = load_config(kind, path, args.overrides)
     out_dir = str(args.out) if args.out else resolve_out_dir(config.out_dir, args.command)
     config = config.model_copy(update={"out_dir": out_dir})
-    if kind == "ppo":
+    if isinstance(config, PPOConfig):
         from training.ppo import train_ppo
 
         return train_ppo(config=config)
-    if kind == "bc":
+    if isinstance(config, BCConfig):
         from training.bc import train_bc
 
         return train_bc(config)
-    if kind == "anneal":
+    if isinstance(config, AnnealConfig):
         from training.annealing import anneal
 
         return anneal(config)

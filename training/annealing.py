@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from training.bc import bc_dataset, bc_model, train_bc
 from training.config import AnnealConfig, BCConfig, resolve_out_dir
@@ -44,6 +44,13 @@ from training.dto import (
 from training.evaluation import evaluate
 from training.models import load_model
 from training.platform import platform_record
+
+if TYPE_CHECKING:
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import PPO
+
+    from training.datasets import BCDataset
+    from training.ppo import PPORun
 
 __all__ = ["anneal"]
 
@@ -79,7 +86,7 @@ class _Curve:
                 )
             )
 
-    def add_run(self, run: Any) -> None:
+    def add_run(self, run: PPORun) -> None:
         self.episodes += [
             point._replace(timesteps=point.timesteps + self.offset) for point in run.episodes
         ]
@@ -143,7 +150,9 @@ def anneal(config: AnnealConfig | None = None, **overrides: Any) -> AnnealSummar
     return summary
 
 
-def _save(config: AnnealConfig, run: Path, model: Any, curve: _Curve) -> ArtifactsDTO:
+def _save(
+    config: AnnealConfig, run: Path, model: PPO | MaskablePPO | None, curve: _Curve
+) -> ArtifactsDTO:
     """The kept model and the curve in ``out_dir`` (nothing without one)."""
     if config.out_dir is None:
         return ArtifactsDTO()
@@ -162,30 +171,31 @@ def _save(config: AnnealConfig, run: Path, model: Any, curve: _Curve) -> Artifac
             eval_label=f"score vs {config.eval_opponent}",
         )
         paths["curve"] = str(png)
-    return ArtifactsDTO(**paths)
+    return ArtifactsDTO.model_validate(paths)
 
 
 @dataclass
 class _State:
     """What the stages hand on: the model, the BC data, DAgger's aggregate, the last result."""
 
-    model: Any = None
-    dataset: Any = None
-    aggregate: Any = None
+    model: PPO | MaskablePPO | None = None
+    dataset: BCDataset | None = None
+    aggregate: BCDataset | None = None
     previous: BCTrainingResultDTO | PPOTrainingResultDTO | None = None
 
 
 def _run_stages(
     config: AnnealConfig, run: Path, curve: _Curve
-) -> tuple[list[AnnealStageResultDTO], Any, AnnealStatus]:
+) -> tuple[list[AnnealStageResultDTO], PPO | MaskablePPO | None, AnnealStatus]:
     """The stages in order, the model kept at the end, and FAIL if a BC stage stopped the run."""
     stages: list[AnnealStageResultDTO] = []
     state = _State()
     for cycle, mode in enumerate(config.schedule):
         folder = run / f"stage-{cycle}-{mode}"
         curve.mark(cycle, mode)
+        result: BCTrainingResultDTO | PPOTrainingResultDTO
         if mode == "bc":
-            result: BCTrainingResultDTO | PPOTrainingResultDTO = _bc(config, folder, state)
+            result = _bc(config, folder, state)
             stage = _bc_stage(cycle, result, config.bc_accuracy_threshold)
             curve.add_evaluation(result.evaluation)
         else:
@@ -229,21 +239,22 @@ def _judged_stage(
         start_model = folder / "start.zip"
         state.model.save(start_model)
     mode = config.schedule[cycle]
+    result: BCTrainingResultDTO | PPOTrainingResultDTO
     if mode == "ppo":
-        result: BCTrainingResultDTO | PPOTrainingResultDTO = _ppo(config, folder, state, curve)
+        result = _ppo(config, folder, state, curve)
         metrics = {
             "score": _score(result),
-            "loss_total": result.loss_total,  # type: ignore[union-attr]
-            "mean_episode_reward": result.mean_episode_reward,  # type: ignore[union-attr]
-            "approx_kl": result.approx_kl,  # type: ignore[union-attr]
+            "loss_total": result.loss_total,
+            "mean_episode_reward": result.mean_episode_reward,
+            "approx_kl": result.approx_kl,
         }
     else:
-        result = _dagger(config, cycle, folder, state)
+        result, aggregate = _dagger(config, cycle, folder, state)
         curve.add_evaluation(result.evaluation)
         metrics = {
             "score": _score(result),
             "val_accuracy": result.val_accuracy,
-            "positions": float(len(state.aggregate)),
+            "positions": float(len(aggregate)),
         }
     flags = _flags(config, result, state.previous)
     rolled_back = bool(flags) and config.rollback and start_model is not None
@@ -262,13 +273,16 @@ def _judged_stage(
     return result, stage
 
 
-def _dagger(config: AnnealConfig, cycle: int, folder: Path, state: _State) -> BCTrainingResultDTO:
+def _dagger(
+    config: AnnealConfig, cycle: int, folder: Path, state: _State
+) -> tuple[BCTrainingResultDTO, BCDataset]:
+    """A DAgger round on the model; its result and the aggregate, which ``state`` keeps too."""
     from training.dagger import dagger_round
 
     bc_config = _stage_bc_config(config, folder)
     if state.model is None:
         state.model = bc_model(bc_config)
-    result, state.aggregate = dagger_round(
+    result, aggregate = dagger_round(
         state.model,
         config.dagger,
         bc_config,
@@ -276,7 +290,8 @@ def _dagger(config: AnnealConfig, cycle: int, folder: Path, state: _State) -> BC
         aggregate=state.aggregate,
         seed=config.seed + 1000 * (cycle + 1),  # each round reaches new positions
     )
-    return result
+    state.aggregate = aggregate
+    return result, aggregate
 
 
 def _ppo(config: AnnealConfig, folder: Path, state: _State, curve: _Curve) -> PPOTrainingResultDTO:
@@ -343,7 +358,7 @@ def _flags(
     return tuple(flags)
 
 
-def _final(config: AnnealConfig, model: Any, run: Path) -> EvaluationResultDTO:
+def _final(config: AnnealConfig, model: PPO | MaskablePPO, run: Path) -> EvaluationResultDTO:
     """The kept model's match; seeded apart from the stage evaluations it was selected on."""
     return evaluate(
         model,

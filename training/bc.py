@@ -17,7 +17,7 @@ import copy
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -29,12 +29,18 @@ from training.envs import env_factory, has_action_masks, make_vec
 from training.evaluation import evaluate
 from training.models import SMALL_NET_THREADS, build_model
 
+if TYPE_CHECKING:
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import PPO
+
+    from training.datasets import BCDataset
+
 __all__ = ["bc_dataset", "bc_model", "train_bc"]
 
 CHESS_ENV_ID = "chess_env/Chess-v0"
 
 
-def bc_model(config: BCConfig) -> Any:
+def bc_model(config: BCConfig) -> PPO | MaskablePPO:
     """The untrained SB3 model BC fills: the chess CNN under MaskablePPO, or a world's MLP."""
     env = CHESS_ENV_ID if config.env == "chess" else f"world:{config.env}"
     factory = env_factory(env, learner=config.learner)
@@ -51,7 +57,7 @@ def bc_model(config: BCConfig) -> Any:
     return build_model(ppo, make_vec(factory, 1, config.seed, "dummy"), masked=masked)
 
 
-def bc_dataset(config: BCConfig) -> Any:
+def bc_dataset(config: BCConfig) -> BCDataset:
     """``config.dataset`` loaded (it must hold ``config.env``), or a new one from the expert."""
     from training.datasets import generate_chess_dataset, generate_world_dataset, load_dataset
 
@@ -242,8 +248,8 @@ def _legal_actions(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def train_bc(
     config: BCConfig | None = None,
     *,
-    dataset: Any = None,
-    model: Any = None,
+    dataset: BCDataset | None = None,
+    model: PPO | MaskablePPO | None = None,
     **overrides: Any,
 ) -> BCTrainingResultDTO:
     """Clone the expert into ``model`` (default: ``bc_model(config)``, saved with the artefacts).
@@ -360,4 +366,4 @@ def _finish(
             pgn_path=pgn,
             progress_bar=config.progress_bar,
         )
-    return ArtifactsDTO(**paths), evaluation
+    return ArtifactsDTO.model_validate(paths), evaluation

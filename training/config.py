@@ -18,7 +18,7 @@ import types
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, overload
 
 import yaml
 from pydantic import AfterValidator, BaseModel, Field, ValidationError, model_validator
@@ -35,9 +35,11 @@ __all__ = [
     "BCConfig",
     "ConfigError",
     "ConfigKey",
+    "ConfigKind",
     "DaggerConfig",
     "EvalConfig",
     "PPOConfig",
+    "TrainingConfig",
     "apply_overrides",
     "config_keys",
     "load_config",
@@ -85,44 +87,56 @@ class PPOConfig(FrozenDTO):
     """
 
     env: str = Field(
-        "chess_env/Chess-v0",
+        default="chess_env/Chess-v0",
         description="A Gymnasium id, or world:trade / world:forage (one learner, others random)",
     )
     env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Passed to the env")
-    learner: str | None = Field(None, description="A world's learning agent (default: the first)")
-    total_timesteps: int = Field(20_000, ge=1, description="Environment steps to train for")
-    n_envs: int | None = Field(None, ge=1, description="Parallel envs (default: CPU cores)")
-    vec_env: Literal["subproc", "dummy"] = Field("subproc", description="SB3's VecEnv class")
-    seed: int = Field(0, ge=0, description="Seeds the envs, the network and the evaluation")
-    n_steps: int = Field(256, ge=1, description="Steps per env per rollout")
-    batch_size: int = Field(256, ge=2, description="Minibatch size")
-    n_epochs: int = Field(4, ge=1, description="Passes over each rollout")
-    learning_rate: float = Field(3e-4, gt=0)
-    gamma: float = Field(0.99, gt=0, le=1)
-    gae_lambda: float = Field(0.95, ge=0, le=1)
-    clip_range: float = Field(0.2, gt=0)
-    ent_coef: float = Field(0.01, ge=0)
-    vf_coef: float = Field(0.5, ge=0)
-    max_grad_norm: float = Field(0.5, gt=0)
+    learner: str | None = Field(
+        default=None, description="A world's learning agent (default: the first)"
+    )
+    total_timesteps: int = Field(default=20_000, ge=1, description="Environment steps to train for")
+    n_envs: int | None = Field(default=None, ge=1, description="Parallel envs (default: CPU cores)")
+    vec_env: Literal["subproc", "dummy"] = Field(
+        default="subproc", description="SB3's VecEnv class"
+    )
+    seed: int = Field(default=0, ge=0, description="Seeds the envs, the network and the evaluation")
+    n_steps: int = Field(default=256, ge=1, description="Steps per env per rollout")
+    batch_size: int = Field(default=256, ge=2, description="Minibatch size")
+    n_epochs: int = Field(default=4, ge=1, description="Passes over each rollout")
+    learning_rate: float = Field(default=3e-4, gt=0)
+    gamma: float = Field(default=0.99, gt=0, le=1)
+    gae_lambda: float = Field(default=0.95, ge=0, le=1)
+    clip_range: float = Field(default=0.2, gt=0)
+    ent_coef: float = Field(default=0.01, ge=0)
+    vf_coef: float = Field(default=0.5, ge=0)
+    max_grad_norm: float = Field(default=0.5, gt=0)
     features: Features = Field(
-        "auto",
+        default="auto",
         description="auto: the chess CNN for chess boards, an MLP otherwise; chess_cnn_attacks: "
         "the chess CNN reading the squares each side attacks too (training.attacks); "
         "chess_cnn_destinations: that and where its pieces would give check, with a head that "
         "also scores each move's landing square (training.policies.DestinationActionHead)",
     )
-    init_model: str | None = Field(None, description="Continue from this saved model (.zip)")
-    eval_opponent: CheckedPlayer = Field("random", description="Chess opponent of the evaluations")
-    eval_games: int = Field(20, ge=0, description="Games of the final evaluation (0: none)")
-    eval_every: int | None = Field(
-        None, ge=1, description="Evaluate every this many timesteps for the curve (None: never)"
+    init_model: str | None = Field(
+        default=None, description="Continue from this saved model (.zip)"
     )
-    eval_games_during: int = Field(10, ge=1, description="Games of each periodic evaluation")
-    checkpoint_every: int | None = Field(None, ge=1, description="Save every N timesteps")
-    tensorboard: bool = Field(False, description="Log to <out_dir>/tensorboard")
-    progress_bar: bool = Field(True, description="A tqdm bar on stderr")
-    out_dir: str | None = Field(AUTO, description=OUT_DIR_HELP)
-    device: str = Field("cpu", description="torch device")
+    eval_opponent: CheckedPlayer = Field(
+        default="random", description="Chess opponent of the evaluations"
+    )
+    eval_games: int = Field(default=20, ge=0, description="Games of the final evaluation (0: none)")
+    eval_every: int | None = Field(
+        default=None,
+        ge=1,
+        description="Evaluate every this many timesteps for the curve (None: never)",
+    )
+    eval_games_during: int = Field(
+        default=10, ge=1, description="Games of each periodic evaluation"
+    )
+    checkpoint_every: int | None = Field(default=None, ge=1, description="Save every N timesteps")
+    tensorboard: bool = Field(default=False, description="Log to <out_dir>/tensorboard")
+    progress_bar: bool = Field(default=True, description="A tqdm bar on stderr")
+    out_dir: str | None = Field(default=AUTO, description=OUT_DIR_HELP)
+    device: str = Field(default="cpu", description="torch device")
 
 
 class BCConfig(FrozenDTO):
@@ -137,48 +151,56 @@ class BCConfig(FrozenDTO):
         training.config.ConfigError: bc config: learning_rate: Input should be greater than 0
     """
 
-    env: WorldName = Field("chess", description="chess, or a built-in world")
+    env: WorldName = Field(default="chess", description="chess, or a built-in world")
     expert: str = Field(
-        "auto",
+        default="auto",
         description="chess: stockfish:DEPTH, alphabeta:DEPTH or auto (Stockfish if installed); "
         "worlds: scripted",
     )
-    positions: int = Field(20_000, ge=10, description="Positions to label")
-    dataset: str | None = Field(None, description="Reuse this .npz (its manifest beside it)")
-    workers: int = Field(1, ge=1, description="Processes labelling chess positions at once")
-    epochs: int = Field(3, ge=1)
-    batch_size: int = Field(256, ge=1)
-    learning_rate: float = Field(1e-3, gt=0)
-    weight_decay: float = Field(1e-4, ge=0)
-    entropy_coef: float = Field(1e-3, ge=0, description="Entropy bonus in the loss")
+    positions: int = Field(default=20_000, ge=10, description="Positions to label")
+    dataset: str | None = Field(
+        default=None, description="Reuse this .npz (its manifest beside it)"
+    )
+    workers: int = Field(default=1, ge=1, description="Processes labelling chess positions at once")
+    epochs: int = Field(default=3, ge=1)
+    batch_size: int = Field(default=256, ge=1)
+    learning_rate: float = Field(default=1e-3, gt=0)
+    weight_decay: float = Field(default=1e-4, ge=0)
+    entropy_coef: float = Field(default=1e-3, ge=0, description="Entropy bonus in the loss")
     mate_coef: float = Field(
-        1.0,
+        default=1.0,
         ge=0,
         description="Weight of the likelihood of any mating move where the learner's own games "
         "could mate (rows a DAgger round marked)",
     )
     avoid_coef: float = Field(
-        1.0,
+        default=1.0,
         ge=0,
         description="Weight of the unlikelihood of moves that drew the learner's own games "
         "(rows a DAgger round marked; none in an expert's games)",
     )
-    val_fraction: float = Field(0.05, gt=0, lt=1, description="Held out for validation")
-    patience: int = Field(2, ge=1, description="Epochs without val_loss progress before stopping")
+    val_fraction: float = Field(default=0.05, gt=0, lt=1, description="Held out for validation")
+    patience: int = Field(
+        default=2, ge=1, description="Epochs without val_loss progress before stopping"
+    )
     threads: int = Field(
-        1,
+        default=1,
         ge=1,
         description="torch threads for the batches: on a 2-core machine a second one adds "
         "nothing to the chess CNN's batches, and slows them when other work shares the cores",
     )
-    seed: int = Field(0, ge=0)
-    learner: str | None = Field(None, description="A world's agent to imitate (default: first)")
-    features: Features = Field("auto", description="The network, as PPOConfig.features")
-    eval_opponent: CheckedPlayer = Field("random", description="Chess opponent of the evaluation")
-    eval_games: int = Field(20, ge=0, description="Games after training (0: none)")
-    progress_bar: bool = Field(True, description="tqdm bars on stderr")
-    out_dir: str | None = Field(AUTO, description=OUT_DIR_HELP)
-    device: str = Field("cpu", description="torch device")
+    seed: int = Field(default=0, ge=0)
+    learner: str | None = Field(
+        default=None, description="A world's agent to imitate (default: first)"
+    )
+    features: Features = Field(default="auto", description="The network, as PPOConfig.features")
+    eval_opponent: CheckedPlayer = Field(
+        default="random", description="Chess opponent of the evaluation"
+    )
+    eval_games: int = Field(default=20, ge=0, description="Games after training (0: none)")
+    progress_bar: bool = Field(default=True, description="tqdm bars on stderr")
+    out_dir: str | None = Field(default=AUTO, description=OUT_DIR_HELP)
+    device: str = Field(default="cpu", description="torch device")
 
 
 class DaggerConfig(FrozenDTO):
@@ -196,21 +218,29 @@ class DaggerConfig(FrozenDTO):
           Input should be greater than or equal to 0 ...
     """
 
-    expert: str = Field("stockfish:5", description="Labels the policy's positions (see bc.expert)")
-    games: int = Field(300, ge=1, description="Games the policy plays a round, colours alternating")
-    opponent: str = Field("random", description="Who the policy plays to reach its positions")
+    expert: str = Field(
+        default="stockfish:5", description="Labels the policy's positions (see bc.expert)"
+    )
+    games: int = Field(
+        default=300, ge=1, description="Games the policy plays a round, colours alternating"
+    )
+    opponent: str = Field(
+        default="random", description="Who the policy plays to reach its positions"
+    )
     replay: float = Field(
-        1.0, ge=0, description="Rows of the BC dataset mixed in per DAgger row (against forgetting)"
+        default=1.0,
+        ge=0,
+        description="Rows of the BC dataset mixed in per DAgger row (against forgetting)",
     )
     focus: int = Field(
-        1,
+        default=1,
         ge=1,
         description="Times each aggregated row where a move would mate or draw is trained on per "
         "epoch (the rows the policy's result turns on, a few percent of the data)",
     )
-    epochs: int = Field(2, ge=1, description="BC epochs on each round's data")
-    learning_rate: float = Field(5e-4, gt=0, description="BC learning rate in the rounds")
-    max_plies: int = Field(300, ge=1, description="Ply cap of the policy's games")
+    epochs: int = Field(default=2, ge=1, description="BC epochs on each round's data")
+    learning_rate: float = Field(default=5e-4, gt=0, description="BC learning rate in the rounds")
+    max_plies: int = Field(default=300, ge=1, description="Ply cap of the policy's games")
 
 
 class AnnealConfig(FrozenDTO):
@@ -226,7 +256,9 @@ class AnnealConfig(FrozenDTO):
           Value error, the anneal trains chess only; bc.env must be chess ...
     """
 
-    schedule: tuple[Literal["bc", "dagger", "ppo"], ...] = Field(("bc", "ppo"), min_length=1)
+    schedule: tuple[Literal["bc", "dagger", "ppo"], ...] = Field(
+        default=("bc", "ppo"), min_length=1
+    )
     bc: BCConfig = Field(
         default_factory=BCConfig,
         description="Every BC stage's config (out_dir, seed and evaluation are the anneal's)",
@@ -239,22 +271,27 @@ class AnnealConfig(FrozenDTO):
         description="Every PPO stage's config (out_dir, seed and evaluation are the anneal's)",
     )
     bc_accuracy_threshold: float = Field(
-        0.2, ge=0, le=1, description="A BC stage passes at this validation accuracy"
+        default=0.2, ge=0, le=1, description="A BC stage passes at this validation accuracy"
     )
     score_tolerance: float = Field(
-        0.05, ge=0, le=1, description="A PPO or DAgger stage may lose this much score: else a flag"
+        default=0.05,
+        ge=0,
+        le=1,
+        description="A PPO or DAgger stage may lose this much score: else a flag",
     )
     loss_tolerance: float | None = Field(
-        None, gt=0, description="Relative rise of loss_total between PPO stages flagged"
+        default=None, gt=0, description="Relative rise of loss_total between PPO stages flagged"
     )
-    rollback: bool = Field(True, description="A flagged stage returns to the model it started from")
+    rollback: bool = Field(
+        default=True, description="A flagged stage returns to the model it started from"
+    )
     eval_opponent: CheckedPlayer = Field(
-        "random", description="Opponent of every stage's evaluation"
+        default="random", description="Opponent of every stage's evaluation"
     )
-    eval_games: int = Field(40, ge=1, description="Games of every stage's evaluation")
-    final_eval_games: int = Field(200, ge=1, description="Games of the final evaluation")
-    seed: int = Field(0, ge=0)
-    out_dir: str | None = Field(AUTO, description=OUT_DIR_HELP)
+    eval_games: int = Field(default=40, ge=1, description="Games of every stage's evaluation")
+    final_eval_games: int = Field(default=200, ge=1, description="Games of the final evaluation")
+    seed: int = Field(default=0, ge=0)
+    out_dir: str | None = Field(default=AUTO, description=OUT_DIR_HELP)
 
     @model_validator(mode="after")
     def _ppo_after_bc_only(self) -> AnnealConfig:
@@ -280,16 +317,21 @@ class EvalConfig(FrozenDTO):
         "or any other player spec (greedy, alphabeta:2, stockfish:3, ...)"
     )
     opponent: CheckedPlayer = Field(
-        "random", description="Any player spec: random, greedy, stockfish:3, alphabeta:2, ..."
+        default="random",
+        description="Any player spec: random, greedy, stockfish:3, alphabeta:2, ...",
     )
-    games: int = Field(200, ge=1)
-    seed: int = Field(0, ge=0)
-    max_plies: int = Field(512, ge=1)
-    progress_bar: bool = Field(True, description="A tqdm bar on stderr")
-    out_dir: str | None = Field(AUTO, description=OUT_DIR_HELP)
+    games: int = Field(default=200, ge=1)
+    seed: int = Field(default=0, ge=0)
+    max_plies: int = Field(default=512, ge=1)
+    progress_bar: bool = Field(default=True, description="A tqdm bar on stderr")
+    out_dir: str | None = Field(default=AUTO, description=OUT_DIR_HELP)
 
 
-CONFIG_KINDS: dict[str, type[FrozenDTO]] = {
+ConfigKind = Literal["ppo", "bc", "anneal", "eval"]
+TrainingConfig = PPOConfig | BCConfig | AnnealConfig | EvalConfig
+_File = str | os.PathLike[str] | None  # a YAML config file, or None: the defaults
+_Sets = list[str] | None  # --set overrides, dotted.key=value
+CONFIG_KINDS: dict[str, type[TrainingConfig]] = {
     "ppo": PPOConfig,
     "bc": BCConfig,
     "anneal": AnnealConfig,
@@ -340,10 +382,21 @@ def read_yaml_mapping(path: str | os.PathLike[str] | None) -> dict[str, Any]:
     return data
 
 
+@overload
+def load_config(kind: Literal["ppo"], path: _File = ..., overrides: _Sets = ...) -> PPOConfig: ...
+@overload
+def load_config(kind: Literal["bc"], path: _File = ..., overrides: _Sets = ...) -> BCConfig: ...
+@overload
 def load_config(
-    kind: str, path: str | os.PathLike[str] | None = None, overrides: list[str] | None = None
-) -> FrozenDTO:
-    """The ``kind`` config from a YAML file and overrides; errors name the field path."""
+    kind: Literal["anneal"], path: _File = ..., overrides: _Sets = ...
+) -> AnnealConfig: ...
+@overload
+def load_config(kind: Literal["eval"], path: _File = ..., overrides: _Sets = ...) -> EvalConfig: ...
+@overload
+def load_config(kind: str, path: _File = ..., overrides: _Sets = ...) -> TrainingConfig: ...
+def load_config(kind: str, path: _File = None, overrides: _Sets = None) -> TrainingConfig:
+    """The ``kind`` config (a ``ConfigKind``) from a YAML file and overrides; errors name the field
+    path. ``kind`` is checked at run time too: it comes from the command line."""
     if kind not in CONFIG_KINDS:
         raise ConfigError(f"unknown config kind {kind!r}; expected one of {sorted(CONFIG_KINDS)}")
     data = read_yaml_mapping(path)

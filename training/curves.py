@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 __all__ = ["EpisodePoint", "EvalPoint", "moving_average", "plot_learning_curve"]
 
+# (timesteps, value) or (timesteps, value, low, high), as an EvalPoint is
+_Evaluation = tuple[float, float] | tuple[float, float, float | None, float | None]
+
 
 class EpisodePoint(NamedTuple):
     """A finished training episode; ``timesteps`` counts every env's steps when it ended.
@@ -73,7 +76,7 @@ def moving_average(values: Sequence[float], window: int) -> np.ndarray:
 
 def plot_learning_curve(
     episode_points: Sequence[tuple[float, ...]],
-    eval_points: Sequence[tuple[float, ...]],
+    eval_points: Sequence[_Evaluation],
     path: str | os.PathLike[str],
     title: str,
     *,
@@ -142,26 +145,37 @@ def _draw_returns(axes: Axes, points: Sequence[tuple[float, ...]], window: int) 
     axes.legend(loc="lower right", fontsize=8)
 
 
-def _draw_evaluations(axes: Axes, points: Sequence[tuple[float, ...]], label: str) -> None:
+def _draw_evaluations(axes: Axes, points: Sequence[_Evaluation], label: str) -> None:
     axes.set_ylabel(label)
     if not points:
         _empty(axes, "no evaluation")
         return
-    evals = [EvalPoint(*point) for point in points]
-    axes.plot([p.timesteps for p in evals], [p.value for p in evals], "o-", color="tab:orange")
-    bounded = [p for p in evals if p.low is not None and p.high is not None]
+    evals = [_with_interval(point) for point in points]
+    steps, values = [point[0] for point in evals], [point[1] for point in evals]
+    axes.plot(steps, values, "o-", color="tab:orange")
+    bounded = [
+        (t, v, low, high) for t, v, low, high in evals if low is not None and high is not None
+    ]
     if bounded:
-        below = [max(0.0, p.value - p.low) for p in bounded]
-        above = [max(0.0, p.high - p.value) for p in bounded]
         axes.errorbar(
-            [p.timesteps for p in bounded],
-            [p.value for p in bounded],
-            yerr=[below, above],
+            [t for t, _, _, _ in bounded],
+            [v for _, v, _, _ in bounded],
+            yerr=[
+                [max(0.0, v - low) for _, v, low, _ in bounded],
+                [max(0.0, high - v) for _, v, _, high in bounded],
+            ],
             fmt="none",
             ecolor="tab:orange",
             alpha=0.6,
             capsize=3,
         )
+
+
+def _with_interval(point: _Evaluation) -> tuple[float, float, float | None, float | None]:
+    """``(timesteps, value, low, high)``: a bound the point does not give is None."""
+    low = point[2] if len(point) > 2 else None
+    high = point[3] if len(point) > 3 else None
+    return point[0], point[1], low, high
 
 
 def _empty(axes: Axes, text: str) -> None:

@@ -13,7 +13,7 @@ and middlegame are not forgotten), and trains the same policy on that for a few 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +24,10 @@ from training.config import BCConfig, DaggerConfig
 from training.datasets import BCDataset, combine, label_positions
 from training.dto import BCTrainingResultDTO
 from training.evaluation import play_policy_games
+
+if TYPE_CHECKING:
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import PPO
 
 __all__ = ["collect_positions", "dagger_round"]
 
@@ -50,7 +54,7 @@ def collect_positions(
 
 
 def dagger_round(
-    model: Any,
+    model: PPO | MaskablePPO,
     config: DaggerConfig,
     bc: BCConfig,
     *,
@@ -78,7 +82,9 @@ def dagger_round(
     aggregate = labelled if aggregate is None else combine([aggregate, labelled])
     parts = [aggregate]
     if config.focus > 1:  # the rare rows where the game could end: mates to find, draws to dodge
-        ending = np.flatnonzero(aggregate.mates.any(axis=1) | aggregate.avoid.any(axis=1))  # type: ignore[union-attr]
+        mates, avoid = aggregate.mates, aggregate.avoid
+        assert mates is not None and avoid is not None  # label_positions records both
+        ending = np.flatnonzero(mates.any(axis=1) | avoid.any(axis=1))
         parts.append(aggregate.subset(np.repeat(ending, config.focus - 1)))
     if base is not None and config.replay > 0:
         count = min(len(base), round(config.replay * len(aggregate)))

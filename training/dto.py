@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from envkit.dto import FrozenDTO
-from training.config import AnnealConfig, BCConfig, PPOConfig
+from training.config import AnnealConfig, BCConfig, PPOConfig, WorldName
 
 __all__ = [
     "AnnealStageResultDTO",
@@ -210,16 +210,16 @@ class ArtifactsDTO(FrozenDTO):
         {'schema_version': 1, 'directory': 'runs/ppo', 'model': 'runs/ppo/model.zip'}
     """
 
-    directory: str | None = Field(None, description="The run's folder")
-    model: str | None = Field(None, description="The saved SB3 model (.zip)")
-    result: str | None = Field(None, description="This result as JSON")
-    curve: str | None = Field(None, description="Learning-curve PNG")
-    games_pgn: str | None = Field(None, description="PGN of the evaluation games")
-    dataset: str | None = Field(None, description="The BC dataset (.npz)")
-    tensorboard: str | None = Field(None, description="TensorBoard log folder")
+    directory: str | None = Field(default=None, description="The run's folder")
+    model: str | None = Field(default=None, description="The saved SB3 model (.zip)")
+    result: str | None = Field(default=None, description="This result as JSON")
+    curve: str | None = Field(default=None, description="Learning-curve PNG")
+    games_pgn: str | None = Field(default=None, description="PGN of the evaluation games")
+    dataset: str | None = Field(default=None, description="The BC dataset (.npz)")
+    tensorboard: str | None = Field(default=None, description="TensorBoard log folder")
 
 
-_OPTIONAL_METRIC = Field(None, description="SB3's last logged value; None if never logged")
+_OPTIONAL_METRIC = Field(default=None, description="SB3's last logged value; None if never logged")
 
 
 class PPOTrainingResultDTO(FrozenDTO):
@@ -244,8 +244,12 @@ class PPOTrainingResultDTO(FrozenDTO):
     total_timesteps: int = Field(ge=0, description="Environment steps taken")
     updates: int = Field(ge=0, description="Gradient steps (SB3's train/n_updates)")
     episodes: int = Field(ge=0, description="Episodes finished during training")
-    mean_episode_reward: float | None = Field(None, description="Mean return, last 100 episodes")
-    mean_episode_length: float | None = Field(None, description="Mean length, last 100 episodes")
+    mean_episode_reward: float | None = Field(
+        default=None, description="Mean return, last 100 episodes"
+    )
+    mean_episode_length: float | None = Field(
+        default=None, description="Mean length, last 100 episodes"
+    )
     loss_policy: float | None = _OPTIONAL_METRIC
     loss_value: float | None = _OPTIONAL_METRIC
     loss_entropy: float | None = _OPTIONAL_METRIC
@@ -254,12 +258,16 @@ class PPOTrainingResultDTO(FrozenDTO):
     approx_kl: float | None = _OPTIONAL_METRIC
     explained_variance: float | None = _OPTIONAL_METRIC
     learning_rate: float | None = _OPTIONAL_METRIC
-    adv_mean: float | None = Field(None, description="Mean advantage of the last rollout")
-    adv_std: float | None = Field(None, description="Std of the advantages of the last rollout")
-    grad_norm: float | None = Field(None, description="Global gradient norm of the last update")
+    adv_mean: float | None = Field(default=None, description="Mean advantage of the last rollout")
+    adv_std: float | None = Field(
+        default=None, description="Std of the advantages of the last rollout"
+    )
+    grad_norm: float | None = Field(
+        default=None, description="Global gradient norm of the last update"
+    )
     duration_sec: float = Field(ge=0, description="Wall time of learn()")
     steps_per_sec: float = Field(ge=0, description="total_timesteps / duration_sec")
-    evaluation: EvaluationResultDTO | None = Field(None, description="The final evaluation")
+    evaluation: EvaluationResultDTO | None = Field(default=None, description="The final evaluation")
     artifacts: ArtifactsDTO = Field(default_factory=ArtifactsDTO, description="Files written")
     config: PPOConfig = Field(description="The configuration the run used")
 
@@ -297,7 +305,7 @@ class DatasetManifestDTO(FrozenDTO):
         True
     """
 
-    env: Literal["chess", "trade", "forage"] = Field(description="The env the positions are from")
+    env: WorldName = Field(description="The env the positions are from")
     expert: str = Field(description="The expert that labelled them, e.g. stockfish:1")
     positions: int = Field(ge=1, description="Labelled observations")
     seed: int = Field(ge=0, description="Seed of the games that produced them")
@@ -307,10 +315,13 @@ class DatasetManifestDTO(FrozenDTO):
     )
     action_size: int = Field(ge=1, description="Number of discrete actions (joint, if several)")
     action_nvec: tuple[int, ...] | None = Field(
-        None, description="Sizes of a MultiDiscrete action's parts; None for a Discrete action"
+        default=None,
+        description="Sizes of a MultiDiscrete action's parts; None for a Discrete action",
     )
-    masked: bool = Field(False, description="Legal-action masks are stored (chess)")
-    learner: str | None = Field(None, description="The world agent whose seat the expert played")
+    masked: bool = Field(default=False, description="Legal-action masks are stored (chess)")
+    learner: str | None = Field(
+        default=None, description="The world agent whose seat the expert played"
+    )
     sources: dict[str, int] = Field(
         default_factory=dict, description="Positions per kind of game, e.g. vs_random, self_play"
     )
@@ -365,7 +376,7 @@ class BCTrainingResultDTO(FrozenDTO):
     device: str
     duration_sec: float = Field(ge=0)
     history: tuple[BCEpochDTO, ...] = Field(description="Every epoch, in order")
-    evaluation: EvaluationResultDTO | None = Field(None, description="Games after training")
+    evaluation: EvaluationResultDTO | None = Field(default=None, description="Games after training")
     artifacts: ArtifactsDTO = Field(default_factory=ArtifactsDTO)
     config: BCConfig = Field(description="The configuration the run used")
 
@@ -395,7 +406,9 @@ class AnnealStageResultDTO(FrozenDTO):
     )
     passed: bool
     flags: tuple[str, ...] = Field(default=(), description="Why it did not pass, if it did not")
-    rolled_back: bool = Field(False, description="The model went back to the previous stage's")
+    rolled_back: bool = Field(
+        default=False, description="The model went back to the previous stage's"
+    )
     result: BCTrainingResultDTO | PPOTrainingResultDTO = Field(description="The stage's run")
 
 

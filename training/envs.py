@@ -3,6 +3,8 @@
 - ``env_factory(env, env_kwargs, learner)``: a zero-argument factory from a Gymnasium id
   (``chess_env/Chess-v0``), ``world:trade`` / ``world:forage`` (one learner, the other agents
   random, the world's observability applied, flattened for SB3), or a factory given as is.
+- ``world_factory(name, env_kwargs, learner)``: the ``world:NAME`` factory, typed as the
+  ``FlattenForSB3`` it makes.
 - ``env_id(env)``: the name a result records.
 - ``has_action_masks(env)``: sb3-contrib's convention, ``action_masks()`` on the env.
 - ``make_vec(factory, n_envs, seed, kind)``: SB3's ``make_vec_env`` (each env in a ``Monitor``),
@@ -13,11 +15,24 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import gymnasium as gym
 
-__all__ = ["EnvSpec", "default_n_envs", "env_factory", "env_id", "has_action_masks", "make_vec"]
+if TYPE_CHECKING:
+    from stable_baselines3.common.vec_env import VecEnv
+
+    from multiagent.wrappers import FlattenForSB3
+
+__all__ = [
+    "EnvSpec",
+    "default_n_envs",
+    "env_factory",
+    "env_id",
+    "has_action_masks",
+    "make_vec",
+    "world_factory",
+]
 
 EnvSpec = str | Callable[[], gym.Env]
 WORLD_PREFIX = "world:"
@@ -43,7 +58,7 @@ def env_factory(
             raise ValueError("env_kwargs and learner apply to env ids, not to a factory")
         return env
     if env.startswith(WORLD_PREFIX):
-        return _world_factory(env.removeprefix(WORLD_PREFIX), kwargs, learner)
+        return world_factory(env.removeprefix(WORLD_PREFIX), kwargs, learner)
     import chess_env  # noqa: F401  (registers chess_env/Chess-v0 and ChessText-v0)
 
     gym.spec(env)  # an unknown id raises gymnasium's error naming close ids
@@ -57,7 +72,11 @@ def env_factory(
     return make
 
 
-def _world_factory(name: str, kwargs: dict[str, Any], learner: str | None) -> Callable[[], gym.Env]:
+def world_factory(
+    name: str, env_kwargs: dict[str, Any] | None = None, learner: str | None = None
+) -> Callable[[], FlattenForSB3]:
+    """A factory making built-in world ``name`` as ``learner`` (default: its first agent) sees it:
+    ``FlattenForSB3(SingleAgentEnv(...))``, observability on; a bad name or learner fails here."""
     from multiagent import parallel_env
     from multiagent.worlds import load_world
     from multiagent.wrappers import FlattenForSB3, SingleAgentEnv
@@ -68,8 +87,8 @@ def _world_factory(name: str, kwargs: dict[str, Any], learner: str | None) -> Ca
     if agent not in agents:
         raise ValueError(f"unknown learner {agent!r} in world {name!r}; the agents are {agents}")
 
-    def make() -> gym.Env:
-        world = parallel_env(config, observability=True, **kwargs)
+    def make() -> FlattenForSB3:
+        world = parallel_env(config, observability=True, **(env_kwargs or {}))
         return FlattenForSB3(SingleAgentEnv(world, agent))
 
     make.__name__ = f"{WORLD_PREFIX}{name}"
@@ -89,7 +108,7 @@ def make_vec(
     n_envs: int | None = None,
     seed: int = 0,
     kind: Literal["subproc", "dummy"] = "subproc",
-) -> Any:
+) -> VecEnv:
     """``n_envs`` (default: the cores) monitored copies, seeded ``seed``, ``seed + 1``, ..."""
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv

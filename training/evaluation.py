@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,6 +155,7 @@ def evaluate(
     name = opponent if isinstance(opponent, str) else opponent_player.name
     tally, pgns = _Tally(), []
     bar = tqdm(total=games, desc="evaluation", unit="game", disable=not progress_bar)
+    finished: Iterable[FinishedGame]
     try:
         if policy is not None and _lockstep_opponent(opponent):
             opponent_player.close()
@@ -163,7 +164,7 @@ def evaluate(
             )
         else:
             choose = (
-                _policy_chooser(policy, masked) if policy is not None else _player_chooser(player)
+                _player_chooser(player) if player is not None else _policy_chooser(policy, masked)
             )
             finished = _one_by_one(choose, player, opponent_player, games, seed, max_plies)
         for game in finished:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -23,7 +23,14 @@ from multiagent.worlds import load_world
 from multiagent.worlds.forage import MOVES
 from multiagent.worlds.trade import GOODS, SEASONS, TradeParams, local_price
 
-__all__ = ["CHESS_EXPERTS", "ForageExpert", "TradeExpert", "chess_expert", "world_expert"]
+__all__ = [
+    "CHESS_EXPERTS",
+    "ForageExpert",
+    "ScriptedWorld",
+    "TradeExpert",
+    "chess_expert",
+    "world_expert",
+]
 
 # -- chess ----------------------------------------------------------------------------------------
 
@@ -164,7 +171,7 @@ class TradeExpert:
         near = here is not None and math.dist(location, venues[here]["position"]) <= (
             self.params.trade_radius
         )
-        if near and bool(world.get("market_open", [0])[0]):
+        if here is not None and near and bool(world.get("market_open", [0])[0]):
             for good in prices:
                 local = self._local_price(here, venues[here], good, prices)
                 stock = venues[here]["resources"].get(good, 0.0)
@@ -245,13 +252,14 @@ def _venues(world: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return venues
 
 
+ScriptedWorld = Literal["trade", "forage"]  # the built-in worlds with a scripted expert
 WORLD_EXPERTS: dict[str, Callable[[], Callable[[Any], dict[str, Any]]]] = {
     "forage": ForageExpert,
     "trade": TradeExpert,
 }
 
 
-def world_expert(world: str) -> Callable[[Any], dict[str, Any]]:
+def world_expert(world: ScriptedWorld) -> Callable[[Any], dict[str, Any]]:
     """The scripted expert of a built-in world: ``observation -> action`` for any of its agents.
 
     Example:

@@ -11,21 +11,28 @@ it; ``init_model`` loads those weights, so PPO continues from them.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import gymnasium as gym
 import torch
 
 from chess_env.core.model_player import load_sb3_model
-from training.config import PPOConfig
+from training.config import Features, PPOConfig
 from training.policies import ChessCnnMaskablePolicy, ChessCnnPolicy, is_chess_board_space
+
+if TYPE_CHECKING:
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.policies import ActorCriticPolicy
+    from stable_baselines3.common.vec_env import VecEnv
 
 __all__ = ["SMALL_NET_THREADS", "algorithm_name", "build_model", "load_model", "policy_for"]
 
 SMALL_NET_THREADS = 1  # small networks train 4x faster on one thread here than on two
 
 
-def algorithm_name(masked: bool) -> str:
+def algorithm_name(masked: bool) -> Literal["PPO", "MaskablePPO"]:
     return "MaskablePPO" if masked else "PPO"
 
 
@@ -36,7 +43,21 @@ CHESS_CNN_EXTRACTORS: dict[str, dict[str, bool]] = {  # features -> ChessCNN's o
 }
 
 
-def policy_for(observation_space: gym.Space, features: str, masked: bool) -> Any:
+@overload
+def policy_for(
+    observation_space: gym.Space, features: Features, masked: Literal[True]
+) -> type[MaskableActorCriticPolicy] | str: ...
+@overload
+def policy_for(
+    observation_space: gym.Space, features: Features, masked: Literal[False]
+) -> type[ActorCriticPolicy] | str: ...
+@overload
+def policy_for(
+    observation_space: gym.Space, features: Features, masked: bool
+) -> type[ActorCriticPolicy] | type[MaskableActorCriticPolicy] | str: ...
+def policy_for(
+    observation_space: gym.Space, features: Features, masked: bool
+) -> type[ActorCriticPolicy] | type[MaskableActorCriticPolicy] | str:
     """The policy class (or SB3 name) for ``features`` on ``observation_space``."""
     board = is_chess_board_space(observation_space)
     if features in CHESS_CNN_EXTRACTORS and not board:
@@ -51,40 +72,43 @@ def policy_for(observation_space: gym.Space, features: str, masked: bool) -> Any
 
 
 def build_model(
-    config: PPOConfig, vec_env: Any, *, masked: bool, tensorboard_log: str | None = None
-) -> Any:
+    config: PPOConfig, vec_env: VecEnv, *, masked: bool, tensorboard_log: str | None = None
+) -> PPO | MaskablePPO:
     """A fresh model for ``config`` on ``vec_env``, with ``config.init_model``'s weights if set."""
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import PPO
 
     torch.set_num_threads(SMALL_NET_THREADS)
-    algorithm = MaskablePPO if masked else PPO
     extractor = CHESS_CNN_EXTRACTORS.get(config.features)
-    model = algorithm(
-        policy_for(vec_env.observation_space, config.features, masked),
-        vec_env,
-        policy_kwargs={"features_extractor_kwargs": extractor} if extractor else None,
-        n_steps=config.n_steps,
-        batch_size=config.batch_size,
-        n_epochs=config.n_epochs,
-        learning_rate=config.learning_rate,
-        gamma=config.gamma,
-        gae_lambda=config.gae_lambda,
-        clip_range=config.clip_range,
-        ent_coef=config.ent_coef,
-        vf_coef=config.vf_coef,
-        max_grad_norm=config.max_grad_norm,
-        seed=config.seed,
-        device=config.device,
-        tensorboard_log=tensorboard_log,
-        verbose=0,
-    )
+    space = vec_env.observation_space
+    options: dict[str, Any] = {  # PPO's and MaskablePPO's keyword arguments
+        "policy_kwargs": {"features_extractor_kwargs": extractor} if extractor else None,
+        "n_steps": config.n_steps,
+        "batch_size": config.batch_size,
+        "n_epochs": config.n_epochs,
+        "learning_rate": config.learning_rate,
+        "gamma": config.gamma,
+        "gae_lambda": config.gae_lambda,
+        "clip_range": config.clip_range,
+        "ent_coef": config.ent_coef,
+        "vf_coef": config.vf_coef,
+        "max_grad_norm": config.max_grad_norm,
+        "seed": config.seed,
+        "device": config.device,
+        "tensorboard_log": tensorboard_log,
+        "verbose": 0,
+    }
+    model: PPO | MaskablePPO
+    if masked:
+        model = MaskablePPO(policy_for(space, config.features, True), vec_env, **options)
+    else:
+        model = PPO(policy_for(space, config.features, False), vec_env, **options)
     if config.init_model is not None:
         model.set_parameters(config.init_model, exact_match=True, device=config.device)
     return model
 
 
-def load_model(path: str | os.PathLike[str], device: str = "cpu") -> Any:
+def load_model(path: str | os.PathLike[str], device: str = "cpu") -> PPO | MaskablePPO:
     """A saved MaskablePPO or PPO model, whichever the file holds (``.zip`` may be left off):
     ``chess_env.core.model_player.load_sb3_model``, the loader every player spec uses.
 

@@ -24,6 +24,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Generator
+from contextlib import contextmanager
 from typing import Any
 
 import chess
@@ -32,6 +34,7 @@ import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.policies import ActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from stable_baselines3.common.type_aliases import Schedule
 from torch import nn
 
 from chess_env.core.encoding import ACTION_SIZE, ACTION_TO_MOVE, N_PLANES
@@ -161,6 +164,9 @@ class DestinationActionHead(ConvActionHead):
     six piece planes (P, N, B, R, Q, K), which say what stands on each from-square.
     """
 
+    from_cells: torch.Tensor  # buffers, registered below
+    to_cells: torch.Tensor
+
     def __init__(self, channels: int) -> None:
         super().__init__(channels)
         self.destinations = nn.Conv2d(channels, PIECE_TYPES, kernel_size=1)
@@ -178,40 +184,43 @@ class DestinationActionHead(ConvActionHead):
         )
 
 
-class _ConvHeadMixin:
-    """Has SB3's actor-critic build ``ConvActionHead`` where it would build its linear action net.
+def _conv_head_options(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The policy's keyword arguments, ``ChessCNN`` and ``pi=[]`` the defaults (``pi`` must be
+    empty: the head reads the board features directly)."""
+    kwargs.setdefault("features_extractor_class", ChessCNN)
+    kwargs.setdefault("net_arch", {"pi": [], "vf": [64]})
+    net_arch = kwargs["net_arch"]
+    if not (isinstance(net_arch, dict) and net_arch.get("pi") == []):
+        raise ValueError(
+            "the convolutional head reads the board features directly: net_arch needs pi=[]"
+        )
+    return kwargs
 
-    SB3 makes the action net through ``action_dist.proba_distribution_net``; answering that call
-    with the convolutional head lets SB3 initialise it (orthogonal, gain 0.01) and give its
-    parameters to the optimiser, and spares a 4096x4672 linear layer whose orthogonal
-    initialisation alone took 7 s per model built or loaded here.
+
+@contextmanager
+def _conv_action_net(
+    extractor: BaseFeaturesExtractor, distribution: Any
+) -> Generator[None, None, None]:
+    """While it lasts, SB3's actor-critic builds ``ConvActionHead`` where it would build its
+    linear action net.
+
+    SB3 makes the action net through ``action_dist.proba_distribution_net`` (``distribution``,
+    whose method is replaced meanwhile); answering that call with the convolutional head lets SB3
+    initialise it (orthogonal, gain 0.01) and give its parameters to the optimiser, and spares a
+    4096x4672 linear layer whose orthogonal initialisation alone took 7 s per model built or
+    loaded here.
     """
-
-    features_extractor: ChessCNN
-    action_dist: Any
-
-    @staticmethod
-    def _defaults(kwargs: dict[str, Any]) -> dict[str, Any]:
-        kwargs.setdefault("features_extractor_class", ChessCNN)
-        kwargs.setdefault("net_arch", {"pi": [], "vf": [64]})
-        net_arch = kwargs["net_arch"]
-        if not (isinstance(net_arch, dict) and net_arch.get("pi") == []):
-            raise ValueError(
-                "the convolutional head reads the board features directly: net_arch needs pi=[]"
-            )
-        return kwargs
-
-    def _build(self, lr_schedule: Any) -> None:
-        extractor = self.features_extractor
-        head = DestinationActionHead if extractor.destinations else ConvActionHead
-        self.action_dist.proba_distribution_net = lambda latent_dim: head(extractor.channels)
-        try:
-            super()._build(lr_schedule)  # type: ignore[misc]
-        finally:
-            del self.action_dist.proba_distribution_net
+    if not isinstance(extractor, ChessCNN):
+        raise TypeError(f"the convolutional head needs ChessCNN features, got {extractor!r}")
+    head = DestinationActionHead if extractor.destinations else ConvActionHead
+    distribution.proba_distribution_net = lambda latent_dim: head(extractor.channels)
+    try:
+        yield
+    finally:
+        del distribution.proba_distribution_net
 
 
-class ChessCnnMaskablePolicy(_ConvHeadMixin, MaskableActorCriticPolicy):
+class ChessCnnMaskablePolicy(MaskableActorCriticPolicy):
     """MaskablePPO's policy over the chess board: ``ChessCNN`` features, ``ConvActionHead``.
 
     Example:
@@ -227,10 +236,14 @@ class ChessCnnMaskablePolicy(_ConvHeadMixin, MaskableActorCriticPolicy):
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **self._defaults(kwargs))
+        super().__init__(*args, **_conv_head_options(kwargs))
+
+    def _build(self, lr_schedule: Schedule) -> None:
+        with _conv_action_net(self.features_extractor, self.action_dist):
+            super()._build(lr_schedule)
 
 
-class ChessCnnPolicy(_ConvHeadMixin, ActorCriticPolicy):
+class ChessCnnPolicy(ActorCriticPolicy):
     """PPO's policy over the chess board: ``ChessCNN`` features, ``ConvActionHead``.
 
     Example:
@@ -247,4 +260,8 @@ class ChessCnnPolicy(_ConvHeadMixin, ActorCriticPolicy):
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **self._defaults(kwargs))
+        super().__init__(*args, **_conv_head_options(kwargs))
+
+    def _build(self, lr_schedule: Schedule) -> None:
+        with _conv_action_net(self.features_extractor, self.action_dist):
+            super()._build(lr_schedule)

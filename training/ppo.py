@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
@@ -31,6 +31,10 @@ from training.config import ConfigError, PPOConfig, resolve_out_dir
 from training.curves import EpisodePoint, EvalPoint, plot_learning_curve
 from training.dto import ArtifactsDTO, EvaluationResultDTO, PPOTrainingResultDTO
 from training.envs import EnvSpec, default_n_envs, env_factory, env_id, has_action_masks, make_vec
+
+if TYPE_CHECKING:
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import PPO
 
 __all__ = ["PPORun", "ppo_config", "run_ppo", "train_ppo"]
 
@@ -50,7 +54,7 @@ class PPORun:
     ``evaluations`` holds the periodic evaluations, then the final one (chess) at the last step.
     """
 
-    model: Any
+    model: PPO | MaskablePPO
     result: PPOTrainingResultDTO
     episodes: list[EpisodePoint]
     evaluations: list[EvalPoint]
@@ -120,8 +124,8 @@ def run_ppo(config: PPOConfig, env: Callable[[], gym.Env] | None = None) -> PPOR
     ``n_envs`` left unset becomes the CPU cores and ``out_dir="auto"`` a new ``runs/ppo-<time>``,
     so the result's config says how the run was made.
     """
-    n_envs, out_dir = config.n_envs or default_n_envs(), resolve_out_dir(config.out_dir, "ppo")
-    config = config.model_copy(update={"n_envs": n_envs, "out_dir": out_dir})
+    n_envs, run_dir = config.n_envs or default_n_envs(), resolve_out_dir(config.out_dir, "ppo")
+    config = config.model_copy(update={"n_envs": n_envs, "out_dir": run_dir})
     factory = _factory(env or config.env, config)
     masked, chess = _inspect(factory, config)
     out_dir = _prepare_outputs(config)
@@ -300,7 +304,7 @@ class _Watchers:
 
 
 def _final_evaluation(
-    model: Any, config: PPOConfig, out_dir: Path | None
+    model: PPO | MaskablePPO, config: PPOConfig, out_dir: Path | None
 ) -> EvaluationResultDTO | None:
     if not config.eval_games:
         return None
@@ -317,7 +321,7 @@ def _final_evaluation(
 
 
 def _result(
-    model: Any,
+    model: PPO | MaskablePPO,
     config: PPOConfig,
     watch: _Watchers,
     duration: float,
@@ -325,12 +329,16 @@ def _result(
     artifacts: ArtifactsDTO,
     name: str,
 ) -> PPOTrainingResultDTO:
+    from sb3_contrib import MaskablePPO
+
+    from training.models import algorithm_name
+
     logs = watch.logs.values
     infos = list(model.ep_info_buffer or [])
     advantages = np.asarray(model.rollout_buffer.advantages, dtype=np.float64)
     return PPOTrainingResultDTO(
         env_id=name,
-        algorithm=type(model).__name__,
+        algorithm=algorithm_name(isinstance(model, MaskablePPO)),
         seed=config.seed,
         device=str(model.device),
         total_timesteps=model.num_timesteps,

@@ -21,6 +21,9 @@ Requests (one JSON object a line), each answered by one line:
     agent (its lifecycle manager and its validating ``model_copy``);
   - ``json``: from the JSON bytes of all agents (``TypeAdapter(...).validate_json``).
 
+- ``{"dump": true}``: answers ``{"agents": {name: state}}``, the agents as llm-sim validated them
+  (``model_dump(mode="json")``), so a test can hold them against ours.
+
 The workload crosses as JSON, where tuples are lists; ``decode_workload`` turns back into tuples
 the values whose definition is a tuple, so llm-sim validates the very objects ours does.
 """
@@ -142,6 +145,9 @@ def main() -> None:
             answer: dict[str, Any] = {"ready": True, "versions": _versions()}
         elif peer is None:
             answer = {"error": "send the workload first"}
+        elif "dump" in request:
+            agents = peer.construct()
+            answer = {"agents": {name: a.model_dump(mode="json") for name, a in agents.items()}}
         else:
             clock = _CLOCKS[request.get("clock", "wall")]
             answer = {"ms": peer.time(request["run"], int(request.get("repeats", 1)), clock)}

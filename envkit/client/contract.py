@@ -34,8 +34,10 @@ class StepResult(FrozenDTO, Generic[ObservationT]):
     observation: ObservationT = Field(
         description="The env's observation: a dict, or the client's observation_model"
     )
-    reward: float | None = Field(None, description="Reward of the last action (None at reset)")
-    done: bool = Field(False, description="Whether the episode has ended")
+    reward: float | None = Field(
+        default=None, description="Reward of the last action (None at reset)"
+    )
+    done: bool = Field(default=False, description="Whether the episode has ended")
     metadata: dict[str, Any] = Field(default_factory=dict, description="The env's extra data")
 
 
@@ -86,18 +88,20 @@ def result_type(model: type[Any] | None) -> type[StepResult[Any]]:
         return StepResult
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         raise TypeError(f"observation_model must be a pydantic model class, got {model!r}")
-    return StepResult[model]  # type: ignore[valid-type]
+    return StepResult[model]  # type: ignore[valid-type]  # parametrized at run time, by a class
 
 
 def result(
     result_type: type[StepResult[ObservationT]], payload: dict[str, Any]
 ) -> StepResult[ObservationT]:
     """The ``StepResult`` of a reply (whose other fields, like ``session_id``, are left out)."""
-    return result_type(
-        observation=payload.get("observation"),
-        reward=payload.get("reward"),
-        done=payload.get("done", False),
-        metadata=payload.get("metadata") or {},
+    return result_type.model_validate(
+        {
+            "observation": payload.get("observation"),
+            "reward": payload.get("reward"),
+            "done": payload.get("done", False),
+            "metadata": payload.get("metadata") or {},
+        }
     )
 
 

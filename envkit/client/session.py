@@ -67,10 +67,12 @@ class Backoff(FrozenDTO):
         [0.0, 0.5, 1.0, 2.0, 2.0]
     """
 
-    retries: int = Field(5, ge=0, description="Tries after the first one")
-    first_delay: float = Field(0.5, ge=0, description="Seconds before the first retry")
-    max_delay: float = Field(8.0, ge=0, description="The longest wait between tries, in seconds")
-    jitter: float = Field(0.1, ge=0, le=1, description="Spread of each wait, as a fraction")
+    retries: int = Field(default=5, ge=0, description="Tries after the first one")
+    first_delay: float = Field(default=0.5, ge=0, description="Seconds before the first retry")
+    max_delay: float = Field(
+        default=8.0, ge=0, description="The longest wait between tries, in seconds"
+    )
+    jitter: float = Field(default=0.1, ge=0, le=1, description="Spread of each wait, as a fraction")
 
     def delays(self) -> list[float]:
         """The seconds to wait before each try (the first: 0)."""
@@ -284,15 +286,15 @@ class Session:
         if not isinstance(data, dict):
             raise ServerError(INVALID_REPLY, f"the reply to {kind} has no data object")
         if frame.get("type") == "error":
-            error = ServerError(
+            refusal = ServerError(
                 str(data.get("code", "ERROR")),
                 str(data.get("message", "")),
                 reason=data.get("reason"),
                 retry_after=retry_seconds(data.get("retry_after")),
             )
-            if error.code == "CAPACITY_REACHED":  # the server closes; a slot may free up soon
-                raise DropError(str(error)) from error
-            raise error
+            if refusal.code == "CAPACITY_REACHED":  # the server closes; a slot may free up soon
+                raise DropError(str(refusal)) from refusal
+            raise refusal
         if frame.get("type") != REPLY_TYPES[kind]:
             raise ServerError(INVALID_REPLY, f"the reply to {kind} has type {frame.get('type')!r}")
         return data

@@ -73,7 +73,7 @@ class SyncWebSocket:
         self.spin = spin
         self.protocol = ClientProtocol(uri, max_size=None)
         self._messages: deque[str | bytes] = deque()
-        self._fragments: list[bytes] = []  # of a message sent in parts
+        self._fragments: list[bytes | bytearray | memoryview] = []  # of a message sent in parts
         self._fragments_text = True
         self._selector = selectors.DefaultSelector()
         self._lock = threading.Lock()  # the socket and the protocol: calls, or the pinger

@@ -204,7 +204,10 @@ class AsyncEnvClient(_WebSocketClient[ObservationT]):
             case Open():
                 from websockets.asyncio.client import connect
 
-                tls = {} if self._ssl_context is None else {"ssl": self._ssl_context}
+                # Extra keywords go to loop.create_connection; ssl=None is refused for wss://.
+                tls: dict[str, Any] = (
+                    {} if self._ssl_context is None else {"ssl": self._ssl_context}
+                )
                 return await connect(
                     self.url,
                     additional_headers=self._headers,

@@ -58,7 +58,9 @@ class ReasoningStep(FrozenDTO):
     replies: list[dict[str, Any]] = Field(
         description="The assistant messages as the endpoint returned them, one per request"
     )
-    action: Any = Field(None, description="The action returned (the last attempt's if none valid)")
+    action: Any = Field(
+        default=None, description="The action returned (the last attempt's if none valid)"
+    )
     valid: bool = Field(description="Whether the returned action parsed and validated")
     errors: list[str] = Field(
         default_factory=list, description="Parse, validation and endpoint errors, in order"
@@ -67,18 +69,26 @@ class ReasoningStep(FrozenDTO):
         default_factory=list, description="Validation warnings, e.g. a quoted number coerced"
     )
     latency_seconds: float = Field(ge=0, description="Wall time of the whole decision (seconds)")
-    timed_out: bool = Field(False, description="Whether the endpoint did not answer in time")
+    timed_out: bool = Field(
+        default=False, description="Whether the endpoint did not answer in time"
+    )
     requests: int = Field(
-        0, ge=0, description="Chat requests sent (self-corrections included, retries not)"
+        default=0, ge=0, description="Chat requests sent (self-corrections included, retries not)"
     )
     tokens_in: int | None = Field(
-        None, ge=0, description="Prompt tokens over the requests (None: a reply reported none)"
+        default=None,
+        ge=0,
+        description="Prompt tokens over the requests (None: a reply reported none)",
     )
     tokens_out: int | None = Field(
-        None, ge=0, description="Completion tokens over the requests (None: a reply reported none)"
+        default=None,
+        ge=0,
+        description="Completion tokens over the requests (None: a reply reported none)",
     )
     endpoint_retries: int = Field(
-        0, ge=0, description="Requests sent again after HTTP 429, a 5xx or a lost connection"
+        default=0,
+        ge=0,
+        description="Requests sent again after HTTP 429, a 5xx or a lost connection",
     )
 
 
@@ -131,7 +141,9 @@ class LLMAgent:
             raise ValueError("tool_calling needs a signature: the tool's parameters come from it")
         if signature is not None:
             self._use_signature(signature)
-        self.parse = parse or (extract_json if self.schema is not None else str.strip)
+        self.parse: Callable[[str], Any] = parse or (
+            extract_json if self.schema is not None else str.strip
+        )
         self._system = {"role": "system", "content": _system_prompt(settings)}
 
     def _use_signature(self, signature: Schema | str | list) -> None:
@@ -223,6 +235,7 @@ class LLMAgent:
     def _read(self, reply: dict[str, Any]) -> tuple[Any, list[str], list[str]]:
         """The action in ``reply``, what is wrong with it (empty: valid) and any warnings."""
         calls = reply.get("tool_calls") or []
+        read: Callable[[Any], Any]
         if self.settings.tool_calling and calls:
             raw, read = calls[0].get("function", {}).get("arguments"), _tool_arguments
         else:

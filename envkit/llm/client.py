@@ -127,8 +127,8 @@ class ChatClient:
                 self.last_retries += 1
                 continue
             body = _masked(response.text[:BODY_EXCERPT_CHARS], key)
-            message, self.last_usage = _completion(response, body)
-            return message
+            reply, self.last_usage = _completion(response, body)
+            return reply
 
     def _send(self, payload: dict[str, Any], key: str | None) -> httpx.Response:
         """One POST: the response, or ``_PassingError`` for what a retry may cure."""

@@ -26,7 +26,7 @@ import operator
 import re
 from collections.abc import Callable, Hashable
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from envkit.schema.coercion import to_boolean, to_double, to_int
 from envkit.schema.issues import Issue, IssueKind, Mode, ValidationResult, clip, got, show
@@ -290,7 +290,8 @@ class _Checker:
         return value
 
     def _bound(self, schema: Schema, value: Any, path: Path) -> Any:
-        (limit,) = schema.values
+        # A refinement holds exactly one number: the Schema constructor refuses anything else.
+        limit = cast(float, schema.values[0])
         expected = f"a number {schema.kind} {show(limit)}"
         if not _is_number(value):
             return self.mismatch(expected, value, path)

@@ -104,8 +104,10 @@ class EpisodeState(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    episode_id: str | None = Field(None, description="The current episode's id (None before reset)")
-    step_count: int = Field(0, ge=0, description="Steps taken in the current episode")
+    episode_id: str | None = Field(
+        default=None, description="The current episode's id (None before reset)"
+    )
+    step_count: int = Field(default=0, ge=0, description="Steps taken in the current episode")
 
 
 class EnvAdapter(Protocol):

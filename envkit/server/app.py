@@ -136,7 +136,10 @@ def create_app(
         app.add_middleware(RateLimit, limiter=RateLimiter(rate_limit, clock=clock))
     app.add_middleware(ClientAddress)
     if forwarded_allow_ips:  # outside the rest, which then see the client the proxy names
-        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=forwarded_allow_ips)
+        hosts = forwarded_allow_ips
+        if not isinstance(hosts, str):  # uvicorn takes a str or a list
+            hosts = list(hosts)
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=hosts)
     for handled in (ServiceError, ValidationError, RequestValidationError):
         app.add_exception_handler(handled, _error_response)
     app.add_exception_handler(HTTPException, _http_error_response)

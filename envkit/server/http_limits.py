@@ -65,6 +65,7 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
         self._refused = False
         self._deadline: asyncio.TimerHandle | None = None
 
+    # uvicorn's own signature, which narrows asyncio's BaseTransport (hence the ignore)
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._start_headers()  # a connection that never sends a byte is timed out too

@@ -91,7 +91,7 @@ class JsonRpcRequest(BaseModel):
     jsonrpc: Literal["2.0"] = Field(description="Always '2.0'")
     method: str = Field(max_length=255, description="e.g. tools/list, tools/call")
     params: dict[str, Any] = Field(default_factory=dict, description="The method's parameters")
-    id: StrictStr | StrictInt | None = Field(None, description="Echoed in the reply")
+    id: StrictStr | StrictInt | None = Field(default=None, description="Echoed in the reply")
 
 
 class JsonRpcError(BaseModel):
@@ -99,7 +99,9 @@ class JsonRpcError(BaseModel):
 
     code: int = Field(description="A JsonRpcCode")
     message: str = Field(description="What went wrong")
-    data: Any = Field(None, description="More detail (e.g. the env's error code and reason)")
+    data: Any = Field(
+        default=None, description="More detail (e.g. the env's error code and reason)"
+    )
 
 
 class JsonRpcResponse(BaseModel):
@@ -115,10 +117,10 @@ class JsonRpcResponse(BaseModel):
         (None, ['move'])
     """
 
-    jsonrpc: Literal["2.0"] = Field("2.0", description="Always '2.0'")
+    jsonrpc: Literal["2.0"] = Field(default="2.0", description="Always '2.0'")
     id: str | int | None = Field(description="The request's id")
-    result: Any = Field(None, description="The method's result")
-    error: JsonRpcError | None = Field(None, description="Why there is no result")
+    result: Any = Field(default=None, description="The method's result")
+    error: JsonRpcError | None = Field(default=None, description="Why there is no result")
 
 
 class _RpcError(Exception):

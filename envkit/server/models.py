@@ -51,13 +51,17 @@ class ResetRequest(BaseModel):
     )
 
     seed: int | None = Field(
-        None, ge=0, lt=2**64, strict=True, description="Random seed for a reproducible episode"
+        default=None,
+        ge=0,
+        lt=2**64,
+        strict=True,
+        description="Random seed for a reproducible episode",
     )
     episode_id: str | None = Field(
-        None, max_length=255, description="Id for the episode (default: a new UUID4)"
+        default=None, max_length=255, description="Id for the episode (default: a new UUID4)"
     )
     session_id: str | None = Field(
-        None,
+        default=None,
         max_length=MAX_SESSION_ID,
         description="Reset this session (or the X-Session-Id header's); default: a new one",
     )
@@ -85,12 +89,12 @@ class StepRequest(BaseModel):
 
     action: dict[str, Any] = Field(description="The action, as the env's action schema says")
     timeout_s: float | None = Field(
-        None, gt=0, description="Accepted for OpenEnv clients; steps are not cut short"
+        default=None, gt=0, description="Accepted for OpenEnv clients; steps are not cut short"
     )
     request_id: str | None = Field(
-        None, max_length=255, description="Accepted for OpenEnv clients' tracking; not used"
+        default=None, max_length=255, description="Accepted for OpenEnv clients' tracking; not used"
     )
-    session_id: str | None = Field(None, max_length=MAX_SESSION_ID, description=_SESSION_ID)
+    session_id: str | None = Field(default=None, max_length=MAX_SESSION_ID, description=_SESSION_ID)
 
 
 class StepResponse(BaseModel):
@@ -103,12 +107,14 @@ class StepResponse(BaseModel):
     """
 
     observation: dict[str, Any] = Field(description="The env's observation")
-    reward: float | None = Field(None, description="Reward of the last action (None at reset)")
-    done: bool = Field(False, description="Whether the episode has ended")
+    reward: float | None = Field(
+        default=None, description="Reward of the last action (None at reset)"
+    )
+    done: bool = Field(default=False, description="Whether the episode has ended")
     metadata: dict[str, Any] = Field(
         default_factory=dict, description="Extra information (absent when there is none)"
     )
-    session_id: str | None = Field(None, description="The session played in (absent: none)")
+    session_id: str | None = Field(default=None, description="The session played in (absent: none)")
 
 
 class ResetResponse(StepResponse):
@@ -136,7 +142,9 @@ class HealthResponse(BaseModel):
         {'status': 'healthy'}
     """
 
-    status: Literal["healthy"] = Field("healthy", description="Always 'healthy' when it answers")
+    status: Literal["healthy"] = Field(
+        default="healthy", description="Always 'healthy' when it answers"
+    )
 
 
 class MetadataResponse(BaseModel):
@@ -181,12 +189,14 @@ class ErrorResponse(BaseModel):
 
     detail: str = Field(description="What went wrong")
     code: ErrorCode = Field(description="OpenEnv's error code")
-    reason: str | None = Field(None, description="A finer code, e.g. why a move is illegal")
+    reason: str | None = Field(default=None, description="A finer code, e.g. why a move is illegal")
     errors: list[ErrorDetail] | None = Field(
-        None,
+        default=None,
         description="The failing places in the input (request or action): loc, msg, type; "
         f"the first {MAX_ERRORS}",
     )
     errors_truncated: int | None = Field(
-        None, ge=1, description="How many more failing places there are, beyond those listed"
+        default=None,
+        ge=1,
+        description="How many more failing places there are, beyond those listed",
     )

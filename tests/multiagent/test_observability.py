@@ -6,6 +6,7 @@ the ground truth.
 from __future__ import annotations
 
 import copy
+import gc
 from typing import Any
 
 import pytest
@@ -528,3 +529,20 @@ def test_trade_world_observations_validate() -> None:
     for turn in range(25):
         for observer, obs in observe_all(state, plan, seed=3, turn=turn).items():
             check_valid(config, plan, observer, obs)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_observe_all_leaves_the_garbage_collector_as_it_found_it(enabled: bool) -> None:
+    """The collector is paused while the views are built, and restored even on an error."""
+    state = initial_state(load_world("forage"))
+    plan = ObservabilityPlan(load_world("forage"))
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        observe_all(state, plan, seed=1)
+        assert gc.isenabled() is enabled
+        with pytest.raises(ValueError, match="unknown observer"):
+            observe_all(state, plan, seed=1, observers=["nobody"])
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from benchmarks.multiagent import workload_config, workload_state
-from multiagent.config import SimulationConfig
+from multiagent.config import SimulationConfig, load_config
 from multiagent.env import initial_state
 from multiagent.observability import ObservabilityPlan, observe_all
 from multiagent.world_state import WorldState
@@ -115,3 +115,100 @@ def test_nothing_has_an_unexpected_type() -> None:
 if __name__ == "__main__":
     FIXTURE.write_text(json.dumps(compute(), separators=(",", ":")) + "\n")
     sys.exit(0)
+
+
+# -- shapes the ring does not have --------------------------------------------------------------
+
+MIXED_VARS: dict[str, Any] = {
+    "m_f": {"type": "float", "min": 0, "max": 100},
+    "m_i": {"type": "int", "min": -50, "max": 50},
+    "m_b": {"type": "bool"},
+    "m_c": {"type": "categorical", "values": ["x", "y", "z"]},
+    "m_d": {"type": "dict", "key_type": "str", "value_type": "float"},
+    "m_l": {"type": "list", "item_type": "int"},
+    "m_t": {"type": "tuple", "item_types": ["float", "int"], "default": [0.0, 0]},
+    "m_u": {"type": "tuple", "item_types": ["float", "float"], "default": [0.0, 0.0]},
+    "m_r": {"type": "list", "item_type": {"type": "tuple", "item_types": ["int", "int"]}},
+    "m_cd": {"type": "dict", "key_type": "str", "value_type": {"type": "categorical",
+                                                                "values": ["p", "q"]}},
+    "m_bl": {"type": "list", "item_type": "bool"},
+    "m_o": {"type": "object", "schema": {"v": {"type": "float"}, "s": {"type": "str"}}},
+    "m_s": {"type": "str"},
+    "m_ls": {"type": "list", "item_type": "str"},
+    "m_n": {"type": "list", "item_type": "float"},
+}  # fmt: skip
+MIXED_AGENTS = ("A", "B", "C", "D", "E", "F")
+
+
+def mixed_config(distribution: str) -> SimulationConfig:
+    """Six agents whose containers differ in shape (dict keys, list lengths, empty, None), seen
+    exactly, noisily and not at all, with internal variables and a noisy global state."""
+    matrix = [
+        [o, t, "external" if (i + j) % 3 else "insider", 0.0 if i == j else 0.05 * (1 + i + j)]
+        for i, o in enumerate(MIXED_AGENTS)
+        for j, t in enumerate(MIXED_AGENTS)
+        if (i + 2 * j) % 5
+    ]
+    matrix += [[o, "global", "external", 0.3] for o in MIXED_AGENTS[::2]]
+    return load_config(
+        {
+            "simulation": {"name": "mixed", "max_turns": 10},
+            "agents": [{"name": name} for name in MIXED_AGENTS],
+            "state_variables": {
+                "agent_vars": MIXED_VARS,
+                "global_vars": {"g_f": {"type": "float"}, "g_d": MIXED_VARS["m_d"]},
+            },
+            "observability": {
+                "variable_visibility": {"internal": ["m_i", "m_o", "m_n"]},
+                "matrix": matrix,
+                "distribution": distribution,
+            },
+        }
+    )
+
+
+def mixed_state() -> WorldState:
+    agents = {}
+    for k, name in enumerate(MIXED_AGENTS):
+        agents[name] = {
+            "name": name,
+            "m_f": 10.0 * k + 0.5,
+            "m_i": 7 * k - 20,
+            "m_b": k % 2 == 0,
+            "m_c": "xyz"[k % 3],
+            "m_d": {key: float(k + n) for n, key in enumerate("ab" if k % 2 else "abc")},
+            "m_l": list(range(k % 3 * 2)),
+            "m_t": (1.5 * k, k),
+            "m_u": (2.5 * k, -1.0 * k),
+            "m_r": [(k, n) for n in range(k % 3)],
+            "m_cd": {"one": "p", "two": "qp"[k % 2]},
+            "m_bl": [True, k % 2 == 1],
+            "m_o": {"v": 3.0 * k, "s": f"note {k}"},
+            "m_s": f"agent {k}",
+            "m_ls": ["a", name],
+            "m_n": None if k % 2 else [0.5 * k],
+        }
+    return WorldState(turn=2, agents=agents, global_state={"g_f": 40.0, "g_d": {"z": 1.0}})
+
+
+# SHA-256 of ``encode(observe_all(mixed_state(), plan, seed=..., turn=...))`` as the reference
+# implementation gave it (the one the fixture was made with, at commit 3b7c6df).
+MIXED_DIGESTS = {
+    ("uniform", 11, 1): "54eeeeee17cd8e541672bc38fdb3a0013df5d6240c3ce082d79047a33e2874d7",
+    ("uniform", 2**70 + 3, 4): "44552cbbfe1d148a6e5733ef79dcc6c4fd0878d16053be64ada645745cfbcaea",
+    ("gaussian", 11, 1): "7432a83455b29406c89471f3fa0837110ef4fdab9021a5630e7df924a6cea752",
+}
+
+
+@pytest.mark.parametrize(("distribution", "seed", "turn"), list(MIXED_DIGESTS))
+def test_mixed_shapes_equal_the_reference(distribution: str, seed: int, turn: int) -> None:
+    """Targets of one variable set but different shapes, walked containers, categorical and
+    boolean containers, empty and None ones: values as the reference gave them, and the same
+    whether observed by everyone at once or one observer at a time."""
+    plan = ObservabilityPlan(mixed_config(distribution))
+    state = mixed_state()
+    together = observe_all(state, plan, seed=seed, turn=turn)
+    assert digest(encode(together)) == MIXED_DIGESTS[(distribution, seed, turn)]
+    for observer in reversed(MIXED_AGENTS):
+        alone = observe_all(state, plan, seed=seed, turn=turn, observers=[observer])
+        assert encode(alone) == encode({observer: together[observer]})

@@ -18,7 +18,7 @@ import io
 import math
 import os
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from gymnasium import spaces
 from pydantic import ValidationError
 
 from chess_env.core.encoding import ACTION_SIZE
+from training.config import WorldName
 from training.dto import DatasetManifestDTO
 
 BOARD_SHAPE = (8, 8, 12)
@@ -249,16 +250,6 @@ def assemble(
     avoid: np.ndarray | None = None,
 ) -> BCDataset:
     """A dataset whose manifest is ``template`` with the counts, shapes and hash of these rows."""
-    arrays = {
-        "observations": observations,
-        "actions": actions,
-        "masks": masks,
-        "episodes": episodes,
-        "source": source,
-        "fens": fens,
-        "mates": mates,
-        "avoid": avoid,
-    }
     names = list(template.sources)
     counts = np.bincount(source, minlength=len(names))
     manifest = template.model_copy(
@@ -270,11 +261,21 @@ def assemble(
             "sha256": "0" * 64,
         }
     )
-    unhashed = BCDataset(**arrays, manifest=manifest)  # checks the shapes before the hash
+    unhashed = BCDataset(  # checks the shapes before the hash
+        observations=observations,
+        actions=actions,
+        masks=masks,
+        episodes=episodes,
+        source=source,
+        fens=fens,
+        manifest=manifest,
+        mates=mates,
+        avoid=avoid,
+    )
     digest = hashlib.sha256(_npz_bytes(unhashed.arrays())).hexdigest()
     # model_copy skips validation: validate the final manifest the way load_dataset will.
     final = DatasetManifestDTO.model_validate({**manifest.model_dump(), "sha256": digest})
-    return BCDataset(**arrays, manifest=final)
+    return replace(unhashed, manifest=final)
 
 
 def load_dataset(path: str | os.PathLike[str]) -> BCDataset:
@@ -379,12 +380,12 @@ def combine(datasets: list[BCDataset]) -> BCDataset:
         if any(getattr(data, name) is not None for data in datasets)
     }
     return assemble(
-        observations=np.concatenate([data.observations for data in datasets]),  # type: ignore[misc]
+        observations=np.concatenate([data.observations for data in datasets]),
         actions=np.concatenate([data.actions for data in datasets]),
-        masks=np.concatenate([data.masks for data in datasets]),  # type: ignore[misc]
+        masks=np.concatenate([data.masks for data in datasets]),
         episodes=np.concatenate(episodes).astype(np.int32),
         source=np.concatenate(sources),
-        fens=np.concatenate([data.fens for data in datasets]),  # type: ignore[misc]
+        fens=np.concatenate([data.fens for data in datasets]),
         **move_sets,
         template=manifest_template(
             "chess",
@@ -398,7 +399,7 @@ def combine(datasets: list[BCDataset]) -> BCDataset:
 
 
 def manifest_template(
-    env: str,
+    env: WorldName,
     expert: str,
     seed: int,
     shape: tuple[int, ...] | dict[str, tuple[int, ...]],
@@ -407,12 +408,14 @@ def manifest_template(
     learner: str | None = None,
 ) -> DatasetManifestDTO:
     """The manifest before the rows are counted and hashed (``assemble`` fills those in)."""
-    nvec = (
-        tuple(int(n) for n in action_space.nvec)
-        if isinstance(action_space, spaces.MultiDiscrete)
-        else None
-    )
-    size = math.prod(nvec) if nvec else int(action_space.n)  # type: ignore[attr-defined]
+    nvec = None
+    if isinstance(action_space, spaces.MultiDiscrete):
+        nvec = tuple(int(n) for n in action_space.nvec)
+        size = math.prod(nvec)
+    elif isinstance(action_space, spaces.Discrete):
+        size = int(action_space.n)
+    else:
+        raise TypeError(f"a dataset's actions are Discrete or MultiDiscrete, got {action_space}")
     return DatasetManifestDTO(
         env=env,
         expert=expert,

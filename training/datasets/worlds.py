@@ -9,6 +9,7 @@ import numpy as np
 from gymnasium import spaces
 from tqdm import tqdm  # text bars: tqdm.auto warns in Jupyter without ipywidgets
 
+from multiagent.wrappers import FlattenForSB3, SingleAgentEnv
 from training.datasets.dataset import (
     BCDataset,
     Rows,
@@ -17,13 +18,13 @@ from training.datasets.dataset import (
     observation_shape,
 )
 from training.datasets.parallel import episode_seed
-from training.envs import env_factory
-from training.experts import world_expert
+from training.envs import world_factory
+from training.experts import ScriptedWorld, world_expert
 
 WORLD_SOURCES = ("vs_random",)  # the other agents act at random (SingleAgentEnv's default)
 
 
-def flat_action(wrapper: Any, action: dict[str, Any]) -> Any:
+def flat_action(wrapper: FlattenForSB3, action: dict[str, Any]) -> Any:
     """The ``FlattenForSB3`` action that ``wrapper.action`` turns back into ``action``.
 
     The inverse of the wrapper's own conversion: a discrete field's index minus its space's
@@ -31,8 +32,8 @@ def flat_action(wrapper: Any, action: dict[str, Any]) -> Any:
     steps of its bounds, an all-float action concatenated.
 
     Example:
-        >>> from training.envs import env_factory
-        >>> env = env_factory("world:trade")()
+        >>> from training.envs import world_factory
+        >>> env = world_factory("trade")()
         >>> action = {"verb": 3, "good": 2, "target_town": 0, "amount": np.array([10.0])}
         >>> flat_action(env, action)
         array([ 3,  2,  0, 10])
@@ -46,6 +47,7 @@ def flat_action(wrapper: Any, action: dict[str, Any]) -> Any:
     fields = list(inner.spaces.items())
     if isinstance(flat, spaces.Discrete):
         ((name, space),) = fields
+        assert isinstance(space, spaces.Discrete)  # a Discrete flat action has one such field
         return int(action[name]) - int(space.start)
     if isinstance(flat, spaces.Box):
         parts = [np.asarray(action[name], dtype=np.float32).ravel() for name, _ in fields]
@@ -55,6 +57,7 @@ def flat_action(wrapper: Any, action: dict[str, Any]) -> Any:
         if isinstance(space, spaces.Discrete):
             values.append(int(action[name]) - int(space.start))
         else:
+            assert isinstance(space, spaces.Box)  # FlattenForSB3 takes Discrete and Box fields
             bins = wrapper.float_bins
             low, high = float(space.low.ravel()[0]), float(space.high.ravel()[0])
             value = float(np.asarray(action[name]).ravel()[0])
@@ -64,7 +67,7 @@ def flat_action(wrapper: Any, action: dict[str, Any]) -> Any:
 
 
 def _world_episode(
-    env: Any,
+    env: FlattenForSB3,
     expert: Callable[[Any], dict[str, Any]],
     rows: Rows,
     episode: int,
@@ -89,7 +92,7 @@ def _world_episode(
 
 
 def generate_world_dataset(
-    world: str,
+    world: ScriptedWorld,
     positions: int,
     seed: int,
     learner: str | None = None,
@@ -107,7 +110,9 @@ def generate_world_dataset(
     """
     if positions < 1:
         raise ValueError(f"positions must be at least 1, got {positions}")
-    env = env_factory(f"world:{world}", learner=learner)()
+    env = world_factory(world, learner=learner)()
+    seat = env.unwrapped
+    assert isinstance(seat, SingleAgentEnv)  # what world_factory wraps
     expert = world_expert(world)
     rows = Rows()
     try:
@@ -120,10 +125,11 @@ def generate_world_dataset(
                 episode += 1
     finally:
         env.close()
-    leaves = env.observation_space.spaces
+    observed = env.observation_space
+    assert isinstance(observed, spaces.Dict)  # FlattenForSB3 observes a Dict of leaves
     observations = {
         key: np.stack([np.asarray(row[key], dtype=space.dtype) for row in rows.observations])
-        for key, space in leaves.items()
+        for key, space in observed.spaces.items()
     }
     return assemble(
         observations=observations,
@@ -139,6 +145,6 @@ def generate_world_dataset(
             observation_shape(observations),
             env.action_space,
             WORLD_SOURCES,
-            learner=env.unwrapped.agent,
+            learner=seat.agent,
         ),
     )

@@ -36,7 +36,7 @@ class RLlibConfig(FrozenDTO):
     """
 
     env: str = Field(
-        "chess_env/Chess-v0",
+        default="chess_env/Chess-v0",
         description="chess_env/Chess-v0, chess:selfplay, world:forage or world:trade",
     )
     env_config: dict[str, Any] = Field(
@@ -44,39 +44,52 @@ class RLlibConfig(FrozenDTO):
         description="Passed to the env, e.g. {max_plies: 64, opponent: random} for chess",
     )
     policies: PolicyMode = Field(
-        "shared",
+        default="shared",
         description="Multi-agent envs: one policy for every agent (self-play, parameter "
         "sharing) or one per agent",
     )
-    iterations: int = Field(1, ge=1, description="Training iterations (algo.train() calls)")
+    iterations: int = Field(default=1, ge=1, description="Training iterations (algo.train() calls)")
     address: str | None = Field(
-        None, description="Ray cluster to join ('auto', 'ray://host:10001'); None: a local Ray"
+        default=None,
+        description="Ray cluster to join ('auto', 'ray://host:10001'); None: a local Ray",
     )
     num_cpus: int | None = Field(
-        None, ge=1, description="CPUs of the local Ray (default: the cores, at least runners + 1)"
+        default=None,
+        ge=1,
+        description="CPUs of the local Ray (default: the cores, at least runners + 1)",
     )
     num_env_runners: int = Field(
-        1, ge=0, description="Remote sampling actors (0: sample in the driver process)"
+        default=1, ge=0, description="Remote sampling actors (0: sample in the driver process)"
     )
-    num_envs_per_env_runner: int = Field(1, ge=1, description="Envs vectorised in each runner")
-    num_cpus_per_env_runner: float = Field(1.0, gt=0, description="CPUs Ray reserves per runner")
-    seed: int = Field(0, ge=0, description="Seeds RLlib, the envs and the networks")
+    num_envs_per_env_runner: int = Field(
+        default=1, ge=1, description="Envs vectorised in each runner"
+    )
+    num_cpus_per_env_runner: float = Field(
+        default=1.0, gt=0, description="CPUs Ray reserves per runner"
+    )
+    seed: int = Field(default=0, ge=0, description="Seeds RLlib, the envs and the networks")
     train_batch_size: int = Field(
-        2000, ge=2, description="Env steps (agent steps, multi-agent) per training iteration"
+        default=2000,
+        ge=2,
+        description="Env steps (agent steps, multi-agent) per training iteration",
     )
-    minibatch_size: int = Field(128, ge=2, description="SGD minibatch size")
-    num_epochs: int = Field(4, ge=1, description="Passes over each train batch")
-    lr: float = Field(3e-4, gt=0, description="Learning rate")
-    gamma: float = Field(0.99, gt=0, le=1)
-    lambda_: float = Field(0.95, ge=0, le=1, description="GAE lambda")
-    clip_param: float = Field(0.2, gt=0, description="PPO's ratio clip")
-    entropy_coeff: float = Field(0.01, ge=0)
-    vf_loss_coeff: float = Field(0.5, ge=0)
+    minibatch_size: int = Field(default=128, ge=2, description="SGD minibatch size")
+    num_epochs: int = Field(default=4, ge=1, description="Passes over each train batch")
+    lr: float = Field(default=3e-4, gt=0, description="Learning rate")
+    gamma: float = Field(default=0.99, gt=0, le=1)
+    lambda_: float = Field(default=0.95, ge=0, le=1, description="GAE lambda")
+    clip_param: float = Field(default=0.2, gt=0, description="PPO's ratio clip")
+    entropy_coeff: float = Field(default=0.01, ge=0)
+    vf_loss_coeff: float = Field(default=0.5, ge=0)
     fcnet_hiddens: tuple[int, ...] = Field(
-        (256, 256), min_length=1, description="MLP encoder sizes (chess boards are flattened)"
+        default=(256, 256),
+        min_length=1,
+        description="MLP encoder sizes (chess boards are flattened)",
     )
-    torch_threads: int = Field(1, ge=1, description="torch threads of the driver's learner")
-    checkpoint_dir: str | None = Field(None, description="Save the algorithm here at the end")
+    torch_threads: int = Field(default=1, ge=1, description="torch threads of the driver's learner")
+    checkpoint_dir: str | None = Field(
+        default=None, description="Save the algorithm here at the end"
+    )
 
     @field_validator("env")
     @classmethod

@@ -24,7 +24,7 @@ from training.rllib.config import RLlibConfig
 
 __all__ = ["RLlibIterationDTO", "RLlibPolicyStatsDTO", "RLlibTrainingResultDTO"]
 
-_LEARNER_METRIC = Field(None, description="RLlib learner's value in the last iteration")
+_LEARNER_METRIC = Field(default=None, description="RLlib learner's value in the last iteration")
 
 
 class RLlibPolicyStatsDTO(FrozenDTO):
@@ -38,12 +38,18 @@ class RLlibPolicyStatsDTO(FrozenDTO):
     policy_loss: float | None = _LEARNER_METRIC
     vf_loss: float | None = _LEARNER_METRIC
     total_loss: float | None = _LEARNER_METRIC
-    entropy: float | None = Field(None, description="Mean entropy of the action distribution")
-    mean_kl_loss: float | None = Field(None, description="Mean KL(old || new) of the update")
+    entropy: float | None = Field(
+        default=None, description="Mean entropy of the action distribution"
+    )
+    mean_kl_loss: float | None = Field(
+        default=None, description="Mean KL(old || new) of the update"
+    )
     vf_explained_var: float | None = _LEARNER_METRIC
     learning_rate: float | None = _LEARNER_METRIC
-    module_steps_trained: int = Field(0, ge=0, description="Agent steps this policy trained on")
-    trainable_parameters: int = Field(0, ge=0, description="Parameters of its RLModule")
+    module_steps_trained: int = Field(
+        default=0, ge=0, description="Agent steps this policy trained on"
+    )
+    trainable_parameters: int = Field(default=0, ge=0, description="Parameters of its RLModule")
 
     @field_validator(
         "policy_loss",
@@ -66,7 +72,9 @@ class RLlibIterationDTO(FrozenDTO):
     iteration: int = Field(ge=1)
     timesteps: int = Field(ge=0, description="Env steps sampled so far (lifetime)")
     episodes: int = Field(ge=0, description="Episodes finished so far (lifetime)")
-    episode_return_mean: float | None = Field(None, description="None if no episode finished")
+    episode_return_mean: float | None = Field(
+        default=None, description="None if no episode finished"
+    )
     duration_sec: float = Field(ge=0, description="Wall time of this iteration")
 
     @field_validator("episode_return_mean", mode="before")
@@ -83,8 +91,8 @@ class RLlibTrainingResultDTO(FrozenDTO):
     """
 
     env_id: str = Field(description="The env's name (see training.rllib.envs.ENV_NAMES)")
-    algorithm: Literal["PPO"] = Field("PPO", description="RLlib's algorithm")
-    framework: Literal["torch"] = Field("torch")
+    algorithm: Literal["PPO"] = Field(default="PPO", description="RLlib's algorithm")
+    framework: Literal["torch"] = Field(default="torch")
     masked: bool = Field(description="The RLModule masked illegal actions (chess)")
     multi_agent: bool = Field(description="A MultiAgentEnv (PettingZoo) with a policy mapping")
     seed: int = Field(ge=0)
@@ -97,28 +105,31 @@ class RLlibTrainingResultDTO(FrozenDTO):
     agent_timesteps: int = Field(ge=0, description="Agent steps sampled (all agents)")
     episodes: int = Field(ge=0, description="Episodes finished during training")
     mean_episode_reward: float | None = Field(
-        None, description="Mean return (summed over agents) over RLlib's window of recent episodes"
+        default=None,
+        description="Mean return (summed over agents) over RLlib's window of recent episodes",
     )
-    mean_episode_length: float | None = Field(None, description="Mean env steps per episode")
+    mean_episode_length: float | None = Field(
+        default=None, description="Mean env steps per episode"
+    )
     agent_episode_rewards: dict[str, float] = Field(
         default_factory=dict, description="Mean return per agent (multi-agent envs)"
     )
     illegal_actions: int | None = Field(
-        None, ge=0, description="Actions outside the mask, all episodes (None: no mask)"
+        default=None, ge=0, description="Actions outside the mask, all episodes (None: no mask)"
     )
     loss_policy: float | None = _LEARNER_METRIC
     loss_value: float | None = _LEARNER_METRIC
     loss_total: float | None = _LEARNER_METRIC
-    entropy: float | None = Field(None, description="Mean entropy (SB3 logs its negative)")
-    approx_kl: float | None = Field(None, description="RLlib's mean_kl_loss")
-    explained_variance: float | None = Field(None, description="RLlib's vf_explained_var")
+    entropy: float | None = Field(default=None, description="Mean entropy (SB3 logs its negative)")
+    approx_kl: float | None = Field(default=None, description="RLlib's mean_kl_loss")
+    explained_variance: float | None = Field(default=None, description="RLlib's vf_explained_var")
     learning_rate: float | None = _LEARNER_METRIC
     policies: dict[str, RLlibPolicyStatsDTO] = Field(description="Learner statistics by policy")
     history: tuple[RLlibIterationDTO, ...] = Field(description="Every iteration, in order")
     duration_sec: float = Field(ge=0, description="Wall time of the iterations")
     setup_sec: float = Field(ge=0, description="Wall time of Ray start and algorithm build")
     steps_per_sec: float = Field(ge=0, description="total_timesteps / duration_sec")
-    checkpoint: str | None = Field(None, description="Where the algorithm was saved")
+    checkpoint: str | None = Field(default=None, description="Where the algorithm was saved")
     config: RLlibConfig = Field(description="The configuration the run used")
 
     @field_validator(

@@ -20,7 +20,7 @@ Nothing here imports ray at module level: the wrappers are plain Gymnasium / Pet
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -111,7 +111,9 @@ class RLlibChessObservation(gym.ObservationWrapper, gym.utils.RecordConstructorA
         inner = env.observation_space
         if not isinstance(inner, spaces.Dict) or set(inner.spaces) != {"board", "action_mask"}:
             raise ValueError("RLlibChessObservation needs ChessEnv(obs_mode='dict')")
-        self.observation_space = _masked_space(inner["board"], inner["action_mask"])
+        board, mask = inner["board"], inner["action_mask"]
+        assert isinstance(board, spaces.Box) and isinstance(mask, spaces.Box)  # ChessEnv's
+        self.observation_space = _masked_space(board, mask)
         self.illegal_actions = 0
 
     def observation(self, observation: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -125,7 +127,7 @@ class RLlibChessObservation(gym.ObservationWrapper, gym.utils.RecordConstructorA
         observation, info = super().reset(**kwargs)
         return observation, self._light(info)
 
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         observation, reward, terminated, truncated, info = super().step(action)
         self.illegal_actions += "illegal_action" in info
         return observation, reward, terminated, truncated, self._light(info)
@@ -185,7 +187,7 @@ class RLlibChessAEC(BaseWrapper):
         super().step(action)
 
     @property
-    def infos(self) -> dict[str, dict[str, Any]]:  # type: ignore[override]
+    def infos(self) -> dict[str, dict[str, Any]]:
         """The inner infos, each with the game's ``illegal_actions`` so far."""
         count = self.illegal_actions
         return {agent: {**info, "illegal_actions": count} for agent, info in self.env.infos.items()}
@@ -229,7 +231,7 @@ class FlatWorld(BaseParallelWrapper):
             )
             for agent in env.possible_agents
         }
-        boxes = [spaces.flatten_space(f.observation_space) for f in self._flatteners.values()]
+        boxes = [_flat_box(f.observation_space) for f in self._flatteners.values()]
         self.width = max(box.shape[0] for box in boxes)
         low = np.min([_padded(box.low, self.width) for box in boxes], axis=0)
         high = np.max([_padded(box.high, self.width) for box in boxes], axis=0)
@@ -245,6 +247,7 @@ class FlatWorld(BaseParallelWrapper):
         flattener = self._flatteners[agent]
         leaves = flattener.observation(observation)
         flat = spaces.flatten(flattener.observation_space, leaves)
+        assert isinstance(flat, np.ndarray)  # the space flattens to a Box (see _flat_box)
         return _padded(flat, self.width).astype(np.float32)
 
     def reset(
@@ -258,6 +261,14 @@ class FlatWorld(BaseParallelWrapper):
         observations, rewards, terminations, truncations, infos = self.env.step(inner)
         flat = {agent: self._flat(agent, obs) for agent, obs in observations.items()}
         return flat, rewards, terminations, truncations, infos
+
+
+def _flat_box(space: spaces.Space[Any]) -> spaces.Box:
+    """``FlattenForSB3``'s observation space flattened: its leaves are Box and Discrete, so one
+    Box."""
+    box = spaces.flatten_space(space)
+    assert isinstance(box, spaces.Box) and box.shape is not None
+    return box
 
 
 def _padded(vector: np.ndarray, width: int) -> np.ndarray:

@@ -142,6 +142,7 @@ def build_algorithm_config(config: RLlibConfig) -> Any:
         algo = algo.callbacks(on_episode_end=count_illegal_actions)
     if not is_multi_agent(config.env):
         return algo.rl_module(rl_module_spec=RLModuleSpec(module_class=module_class))
+    policy_ids: tuple[str, ...]
     if config.policies == "shared":
         policy_ids, mapping = (SHARED_POLICY,), map_to_shared_policy
     else:

@@ -65,6 +65,7 @@ async def env_socket(websocket: WebSocket, service: Service) -> None:
             if len(raw.encode() if isinstance(raw, str) else raw) > limit:
                 await websocket.close(CLOSE_TOO_BIG, f"message over {limit} bytes")
                 return
+            reply: str | None
             try:
                 message = loads(raw)
             except ValueError as error:
