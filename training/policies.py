@@ -158,7 +158,7 @@ class DestinationActionHead(ConvActionHead):
     Why: the 1x1 head scores a move at its from-square only, so it must work out there, up to
     seven squares away, what the landing square is worth; a mate in one is a fact about the
     landing square (next to their king, covered twice, ...). With the same data, this head played
-    76% of the held-out mates in one against 47% for the plain head (see the README).
+    76% of the held-out mates in one against 47% for the plain head (docs/training.md).
 
     The latent is ``ChessCNN(destinations=True)``'s: ``channels`` feature maps, then the mover's
     six piece planes (P, N, B, R, Q, K), which say what stands on each from-square.
