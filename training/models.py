@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SMALL_NET_THREADS", "algorithm_name", "build_model", "load_model", "policy_for"]
 
-SMALL_NET_THREADS = 1  # small networks train 4x faster on one thread here than on two
+SMALL_NET_THREADS = 1  # small networks train faster on one thread than on two (training_speed)
 
 
 def algorithm_name(masked: bool) -> Literal["PPO", "MaskablePPO"]:

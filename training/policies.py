@@ -1,12 +1,11 @@
 """A small CNN for the (8, 8, 12) chess board, with a convolutional action head.
 
 SB3's ``NatureCNN`` rejects 8x8 inputs (its 8x8 stride-4 kernel), and a linear layer from the
-features to 4672 logits is most of the network's cost. Here four 3x3 convolutions keep the
-board's 8x8 grid, and a 1x1 convolution gives 73 move-type logits on every from-square, 6x faster
-than the linear head (measured on this project's 2-core machine). The 73x8x8 logits are
-reordered into the action encoding's index order, ``(file * 8 + rank) * 73 + plane`` with the
-ranks of the side to move (``chess_env.core.encoding``), which the tensor shows with rank 8 in
-row 0.
+features to 4672 logits is most of the network's cost. Here four 3x3 convolutions keep the board's
+8x8 grid, and a 1x1 convolution gives 73 move-type logits on every from-square, several times faster
+than the linear head. The 73x8x8 logits are reordered into the
+action encoding's index order, ``(file * 8 + rank) * 73 + plane`` with the ranks of the side to move
+(``chess_env.core.encoding``), which the tensor shows with rank 8 in row 0.
 
 - ``ChessCNN``: the features extractor, ``(B, 8, 8, 12) -> (B, channels * 64)``.
 - ``ConvActionHead``: ``(B, channels * 64) -> (B, 4672)`` logits in action order.
@@ -207,8 +206,8 @@ def _conv_action_net(
     SB3 makes the action net through ``action_dist.proba_distribution_net`` (``distribution``,
     whose method is replaced meanwhile); answering that call with the convolutional head lets SB3
     initialise it (orthogonal, gain 0.01) and give its parameters to the optimiser, and spares a
-    4096x4672 linear layer whose orthogonal initialisation alone took 7 s per model built or
-    loaded here.
+    4096x4672 linear layer whose orthogonal initialisation alone takes seconds per model built or
+    loaded.
     """
     if not isinstance(extractor, ChessCNN):
         raise TypeError(f"the convolutional head needs ChessCNN features, got {extractor!r}")

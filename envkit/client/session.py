@@ -44,8 +44,8 @@ logger = logging.getLogger("envkit.client")
 FATAL_CLOSE_CODES = frozenset({1002, 1003, 1007, 1008, 1009})
 REPLY_TYPES = {"reset": "observation", "step": "observation", "state": "state"}
 CLOSE_TIMEOUT_S = 1.0  # a close handshake takes milliseconds; a dead peer must not stall a retry
-# How long a sync client polls for a reply before it sleeps: a served step's round trip is
-# 0.2-0.5 ms, so most replies land while it polls (waking a sleeping vCPU costs ~0.1 ms).
+# How long a sync client polls for a reply before it sleeps: longer than a served step's round
+# trip, so most replies land while it polls (waking a sleeping CPU is expensive on a VM).
 SPIN_S = 0.5e-3
 # The clients' default for how long one message waits out a server's rate limit in all: a minute,
 # the window of a per-minute limit, covers any single wait such a server asks for.

@@ -1,11 +1,11 @@
 """A WebSocket whose I/O runs in the caller's thread, for ``WSEnvClient``.
 
 Why: a sync client that hands each call to an event loop in another thread (as OpenEnv's
-``.sync()`` does, and this package's did) pays thread wake-ups on every reply. Round trip to a
-server that answers at once, on the project's 2-vCPU machine: 0.27 ms that way, 0.10 ms for
-websockets' own sync client (a reader thread), 0.07 ms reading in the caller's thread, 0.03 ms
-when the caller also spins briefly before it sleeps, as here: a served step takes a few tenths
-of a millisecond, and waking a sleeping vCPU costs about 0.1 ms.
+``.sync()`` does, and this package's did) pays thread wake-ups on every reply, and so does
+websockets' own sync client (a reader thread). Reading in the caller's thread saves those, and
+spinning briefly before it sleeps saves waking a sleeping CPU, which costs a sizeable part of a
+served step's few tenths of a millisecond (``benchmarks/server_throughput``'s zero-work server
+measures each client's own round trip).
 
 - Handshake and framing: websockets' sans-I/O ``ClientProtocol``; only the socket work is here.
 - Waiting for a reply: read the non-blocking socket for up to ``spin`` seconds, then sleep in a

@@ -55,7 +55,7 @@ class StepResult:
 
     def to_wire_json(self) -> str:
         """``to_wire()`` as compact JSON text, the observation serialized by pydantic straight
-        from the model: half the ~4 us that ``dumps(to_wire())`` takes for a chess step.
+        from the model: about half of what ``dumps(to_wire())`` takes for a chess step.
 
         Example:
             >>> class Counter(BaseModel):

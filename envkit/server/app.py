@@ -229,13 +229,13 @@ def make_server(
 
     - A WebSocket frame over the app's message limit closes the connection (1009); an app
       without ``app.state.limits`` (not made here, or not FastAPI) gets the default limit.
-    - No per-message compression: deflating every reply of ~1 KB cost ~90 us per step, a tenth
-      of a served chess step (measured with a client that asks for it, as OpenEnv's does by
-      default), and saves nothing that matters on the networks an env server runs on.
+    - No per-message compression: deflating every reply of about 1 KB costs a noticeable part
+      of a served chess step (for a client that asks for it, as OpenEnv's does by default), and
+      saves nothing that matters on the networks an env server runs on.
     - uvicorn's ``auto`` choices take uvloop (in the ``server`` extra) when it is installed,
       and the websockets-sansio WebSocket implementation: per step over one
-      connection, 40-60 us faster than asyncio's loop, 40-70 us faster than the legacy
-      websockets and the wsproto implementations.
+      connection, faster than asyncio's loop and than the legacy websockets and the wsproto
+      implementations.
     """
     limits = getattr(getattr(app, "state", None), "limits", Limits())
     config = uvicorn.Config(

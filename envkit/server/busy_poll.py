@@ -1,28 +1,29 @@
 """``BusyPoll``: after a WebSocket reply, keep the event loop polling its sockets for a while.
 
-An RL client steps in a tight loop: its next message comes a fraction of a millisecond after
-our reply. A server process that goes to sleep in ``epoll_wait`` meanwhile pays to be woken
-(on a VM the idle CPU halts and the wake-up is an interrupt through the hypervisor) and then
-runs the step on cold caches: measured here, 0.03-0.09 ms of a ~0.3-0.45 ms served step. Polling for
-a while instead is the spin-then-block strategy of Linux's ``busy_poll``, Seastar and Aeron.
+An RL client steps in a tight loop: its next message comes a fraction of a millisecond after our
+reply. A server process that goes to sleep in ``epoll_wait`` meanwhile pays to be woken (on a VM the
+idle CPU halts and the wake-up is an interrupt through the hypervisor) and then runs the step on
+cold caches, a sizeable part of a served step (``benchmarks/server_throughput`` measures it: the
+envkit server with busy polling off). Polling for a while instead is the spin-then-block strategy of
+Linux's ``busy_poll``, Seastar and Aeron.
 
-The window opens when a reply is handed to the transport and closes at the next incoming
-message or when it runs out, so the loop is never kept hot while it waits for a worker thread
-(which would then wait for the GIL). A connection polls only while its client is quick: when
-its last request came later than ``window`` after our reply (a policy network thinking, an LLM
-answering), it sleeps as usual until a request comes quickly again; nor does a connection the
-server streams messages to (a spectator's events), which sends no request to wait for. Polling
-for a client that thinks a millisecond or more between steps cost it 3-11% of its steps/s here
-(the polling CPU is taken from the client's processes on a small machine) and half a
-millisecond of CPU time per step. While polling, the loop still serves everything else: polling
-only means it checks its sockets with a zero timeout instead of sleeping until one is ready.
+The window opens when a reply is handed to the transport and closes at the next incoming message or
+when it runs out, so the loop is never kept hot while it waits for a worker thread (which would then
+wait for the GIL). A connection polls only while its client is quick: when its last request came
+later than ``window`` after our reply (a policy network thinking, an LLM answering), it sleeps as
+usual until a request comes quickly again; nor does a connection the server streams messages to (a
+spectator's events), which sends no request to wait for. Polling for a client that thinks a
+millisecond or more between steps would slow it (on a small machine the polling CPU is taken from
+the client's processes) and burn CPU time on every step. While polling, the loop still serves
+everything else: polling only means it checks its sockets with a zero timeout instead of sleeping
+until one is ready.
 
-Only WebSocket replies open a window: an HTTP client's own cost per request (~1 ms for httpx) is
-beyond any useful window, and ASGI gives no connection to learn a client's pace on. Only a loop
-in the process's main thread polls, as in a server process of its own (``python -m chess_env
-serve``, uvicorn's workers): a server in a thread of a bigger process (a notebook, a test's
-client, ``server_throughput --same-process``) would keep the GIL from that process's other
-threads while it polls (a blocking client's steps got 13% slower there).
+Only WebSocket replies open a window: an HTTP client's own cost per request (about a millisecond for
+httpx) is beyond any useful window, and ASGI gives no connection to learn a client's pace on. Only a
+loop in the process's main thread polls, as in a server process of its own (``python -m chess_env
+serve``, uvicorn's workers): a server in a thread of a bigger process (a notebook, a test's client,
+``server_throughput --same-process``) would keep the GIL from that process's other threads while it
+polls, and slow a client in that process.
 """
 
 from __future__ import annotations

@@ -155,8 +155,8 @@ class EnvService:
         """``play`` on the caller's thread (the event loop) if the session is free and its env
         never blocks (``adapter.blocking`` False); None: the caller plays it on a worker thread.
 
-        Why: the hop to a thread and back took ~0.4 ms of a ~2 ms HTTP step on a 2-core VM, and
-        a loop that waited on a session's lock would stall every connection.
+        Why: the hop to a thread and back is a large part of a quick step's cost, and a loop
+        that waited on a session's lock would stall every connection.
         """
         try:
             with self.store.use(session_id, wait=False) as session:

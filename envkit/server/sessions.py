@@ -7,7 +7,7 @@ a session and later calls name it. A WebSocket connection holds one session for 
 Idle sessions are swept when a session is opened or used, at most once per ``sweep_interval``
 (a sweep walks every session; per WebSocket message that would grow with the sessions open), so
 no background task is needed. Between sweeps an expired session is still refused when looked up.
-A sweep closes envs, and closing one can take milliseconds (quitting a Stockfish process: 5-7 ms),
+A sweep closes envs, and closing one can take milliseconds (quitting a Stockfish process),
 so the event loop's entry, ``use(..., wait=False)``, never sweeps: calls on worker threads do.
 
 A client (its address, as ``current_client`` holds it for the request or WebSocket in hand)
@@ -88,7 +88,7 @@ class Session:
 
 class SessionLease:
     """``SessionStore.use``'s context manager; a class because ``contextlib.contextmanager``'s
-    generator cost 1.4 of the 1.8 us it took to lock a session for each WebSocket step."""
+    generator was most of what it took to lock a session for each WebSocket step."""
 
     __slots__ = ("_session", "_session_id", "_store", "_wait")
 

@@ -60,7 +60,7 @@ def _label_game(
     board = game.board
     while not game.is_over and quota > 0:
         # The position without its move stack: the label depends on what the agent sees only,
-        # and Stockfish answers a FEN twice as fast as a replayed game (measured here).
+        # and Stockfish answers a FEN faster than a replayed game.
         label = expert.choose_move(board.copy(stack=False), game.legal_moves)
         if not game.is_legal(label):
             raise RuntimeError(
