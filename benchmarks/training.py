@@ -38,7 +38,7 @@ from benchmarks.machine import machine_line
 from chess_env.core.encoding import encode_move
 from chess_env.core.rules import ChessGame
 from training.annealing import anneal
-from training.config import AnnealConfig, load_config
+from training.config import AnnealConfig, load_training_config
 from training.dto import AnnealSummaryDTO, EvaluationResultDTO
 from training.evaluation import evaluate
 from training.ppo import train_ppo
@@ -148,14 +148,14 @@ def strong(games: int | None, quick: bool) -> None:
     if games:
         overrides = [*overrides, f"final_eval_games={games}"]
     strong_yaml = Path(str(resources.files("training") / "configs" / "strong.yaml"))
-    config = load_config("anneal", strong_yaml, overrides)
+    config = load_training_config("anneal", strong_yaml, overrides)
     assert isinstance(config, AnnealConfig)
     with tempfile.TemporaryDirectory(prefix="bench-strong-") as folder:
         summary = anneal(config, out_dir=f"{folder}/anneal")
         final = summary.final_evaluation
         if final is None:
             raise SystemExit(f"the anneal stopped with {summary.status}: {summary}")
-        from training.models import load_model
+        from training.sb3_models import load_model
 
         model = load_model(str(summary.artifacts.model))
         mates = mates_in_one(str(summary.artifacts.games_pgn), config.eval_opponent)
@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> None:
     overrides = QUICK if args.quick else []
     if args.games:
         overrides = [*overrides, f"final_eval_games={args.games}"]
-    config = load_config("anneal", demo_config_path(), overrides)
+    config = load_training_config("anneal", demo_config_path(), overrides)
     assert isinstance(config, AnnealConfig)
     games, seed = config.final_eval_games, config.seed + 1
     references = {

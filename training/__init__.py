@@ -5,7 +5,7 @@
 - ``anneal(config, ...) -> AnnealSummaryDTO`` (``training.annealing``)
 - ``evaluate(agent, opponent, ...) -> EvaluationResultDTO`` (``training.evaluation``)
 - ``load_model(path)``: a model the runs saved (``artifacts.model``), PPO or MaskablePPO
-  (``training.models``)
+  (``training.sb3_models``)
 - the DTOs (``training.dto``) and configs (``training.config``); ``python -m training`` runs the
   same from the command line.
 
@@ -40,7 +40,7 @@ __all__ = [
 _HOMES = {
     "anneal": "training.annealing",
     "evaluate": "training.evaluation",
-    "load_model": "training.models",
+    "load_model": "training.sb3_models",
     "train_bc": "training.bc",
     "train_ppo": "training.ppo",
     **dict.fromkeys(("AnnealConfig", "BCConfig", "EvalConfig", "PPOConfig"), "training.config"),

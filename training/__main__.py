@@ -43,7 +43,7 @@ from training.config import (
     BCConfig,
     PPOConfig,
     config_keys,
-    load_config,
+    load_training_config,
     resolve_out_dir,
 )
 from training.rllib.cli import RLLIB_FLAGS, add_rllib_arguments, run_rllib_command
@@ -80,7 +80,11 @@ def _keys_help(command: str) -> str:
         keys = config_keys(RLlibConfig)
     else:
         kind = _config_kind(command)
-        demo = load_config(kind, demo_config_path()).model_dump() if command == "demo" else None
+        demo = (
+            load_training_config(kind, demo_config_path()).model_dump()
+            if command == "demo"
+            else None
+        )
         keys = config_keys(CONFIG_KINDS[kind], demo)
     lines = [
         textwrap.fill(str(key), width=100, initial_indent="  ", subsequent_indent="      ")
@@ -170,7 +174,7 @@ def _run(args: argparse.Namespace) -> Any:
         return run_rllib_command(args, args.out or Path(str(resolve_out_dir(AUTO, "rllib"))))
     kind = _config_kind(args.command)
     path = args.config or (demo_config_path() if args.command == "demo" else None)
-    config = load_config(kind, path, args.overrides)
+    config = load_training_config(kind, path, args.overrides)
     out_dir = str(args.out) if args.out else resolve_out_dir(config.out_dir, args.command)
     config = config.model_copy(update={"out_dir": out_dir})
     if isinstance(config, PPOConfig):

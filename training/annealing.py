@@ -42,8 +42,8 @@ from training.dto import (
     PPOTrainingResultDTO,
 )
 from training.evaluation import evaluate
-from training.models import load_model
 from training.platform import platform_record
+from training.sb3_models import load_model
 
 if TYPE_CHECKING:
     from sb3_contrib import MaskablePPO

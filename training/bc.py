@@ -6,8 +6,8 @@ own distribution, with the legal-move mask applied for chess (MaskablePPO's dist
 small entropy bonus that keeps the policy from collapsing before PPO explores. A validation split
 decides early stopping, and the best epoch's weights are kept.
 
-The model is the one ``training.models.build_model`` makes for the env, so its saved zip loads into
-a PPO stage with ``PPOConfig(init_model=...)``. It is saved under ``runs/bc-<time>`` by default
+The model is the one ``training.sb3_models.build_model`` makes for the env, so its saved zip loads
+into a PPO stage with ``PPOConfig(init_model=...)``. It is saved under ``runs/bc-<time>`` by default
 (``out_dir="auto"``), unless the caller passed its own model to train, which it keeps.
 """
 
@@ -27,7 +27,7 @@ from training.config import AUTO, BCConfig, PPOConfig, resolve_out_dir
 from training.dto import ArtifactsDTO, BCEpochDTO, BCTrainingResultDTO, EvaluationResultDTO
 from training.envs import env_factory, has_action_masks, make_vec
 from training.evaluation import evaluate
-from training.models import SMALL_NET_THREADS, build_model
+from training.sb3_models import SMALL_NET_THREADS, build_model
 
 if TYPE_CHECKING:
     from sb3_contrib import MaskablePPO

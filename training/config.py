@@ -2,8 +2,8 @@
 
 - ``PPOConfig``, ``BCConfig``, ``AnnealConfig``, ``EvalConfig``: what each command runs with; every
   result DTO carries the config it ran with, so a result says how to reproduce it.
-- ``load_config(kind, path, overrides)``: a YAML file (or nothing: the defaults) plus dotted
-  overrides such as ``ppo.total_timesteps=4096``, validated into the config; a rejection is a
+- ``load_training_config(kind, path, overrides)``: a YAML file (or nothing: the defaults) plus
+  dotted overrides such as ``ppo.total_timesteps=4096``, validated into the config; a rejection is a
   ``ConfigError`` naming the field path (and, for an unknown key, the nearest valid ones).
 - ``config_keys(model)``: every settable key, dotted, with its type, default and description (what
   ``python -m training COMMAND --help`` lists).
@@ -42,7 +42,7 @@ __all__ = [
     "TrainingConfig",
     "apply_overrides",
     "config_keys",
-    "load_config",
+    "load_training_config",
     "resolve_out_dir",
     "validation_message",
 ]
@@ -77,10 +77,10 @@ class PPOConfig(FrozenDTO):
     """PPO / MaskablePPO on one env; SB3's hyperparameters keep SB3's names and meanings.
 
     Example:
-        >>> config = load_config("ppo", overrides=["total_timesteps=4096", "n_steps=128"])
+        >>> config = load_training_config("ppo", overrides=["total_timesteps=4096", "n_steps=128"])
         >>> config.total_timesteps, config.n_steps, config.batch_size
         (4096, 128, 256)
-        >>> load_config("ppo", overrides=["gamma=1.5"])
+        >>> load_training_config("ppo", overrides=["gamma=1.5"])
         Traceback (most recent call last):
         ...
         training.config.ConfigError: ppo config: gamma: Input should be less than or equal to 1
@@ -145,7 +145,7 @@ class BCConfig(FrozenDTO):
     Example:
         >>> BCConfig(positions=5000).model_dump(include={"env", "expert", "positions", "epochs"})
         {'env': 'chess', 'expert': 'auto', 'positions': 5000, 'epochs': 3}
-        >>> load_config("bc", overrides=["learning_rate=0"])
+        >>> load_training_config("bc", overrides=["learning_rate=0"])
         Traceback (most recent call last):
         ...
         training.config.ConfigError: bc config: learning_rate: Input should be greater than 0
@@ -207,7 +207,8 @@ class DaggerConfig(FrozenDTO):
     """DAgger rounds: the policy plays, the expert labels the positions it reached, BC again.
 
     Example:
-        >>> config = load_config("anneal", overrides=["schedule=[bc, dagger]", "dagger.games=100"])
+        >>> overrides = ["schedule=[bc, dagger]", "dagger.games=100"]
+        >>> config = load_training_config("anneal", overrides=overrides)
         >>> config.dagger.games, config.dagger.expert
         (100, 'stockfish:5')
         >>> DaggerConfig(replay=-1)
@@ -306,7 +307,7 @@ class EvalConfig(FrozenDTO):
     Example:
         >>> EvalConfig(model="greedy", opponent="stockfish:3").games
         200
-        >>> load_config("eval", overrides=["opponent=stockfish:3"])
+        >>> load_training_config("eval", overrides=["opponent=stockfish:3"])
         Traceback (most recent call last):
         ...
         training.config.ConfigError: eval config: model: Field required
@@ -383,18 +384,26 @@ def read_yaml_mapping(path: str | os.PathLike[str] | None) -> dict[str, Any]:
 
 
 @overload
-def load_config(kind: Literal["ppo"], path: _File = ..., overrides: _Sets = ...) -> PPOConfig: ...
+def load_training_config(
+    kind: Literal["ppo"], path: _File = ..., overrides: _Sets = ...
+) -> PPOConfig: ...
 @overload
-def load_config(kind: Literal["bc"], path: _File = ..., overrides: _Sets = ...) -> BCConfig: ...
+def load_training_config(
+    kind: Literal["bc"], path: _File = ..., overrides: _Sets = ...
+) -> BCConfig: ...
 @overload
-def load_config(
+def load_training_config(
     kind: Literal["anneal"], path: _File = ..., overrides: _Sets = ...
 ) -> AnnealConfig: ...
 @overload
-def load_config(kind: Literal["eval"], path: _File = ..., overrides: _Sets = ...) -> EvalConfig: ...
+def load_training_config(
+    kind: Literal["eval"], path: _File = ..., overrides: _Sets = ...
+) -> EvalConfig: ...
 @overload
-def load_config(kind: str, path: _File = ..., overrides: _Sets = ...) -> TrainingConfig: ...
-def load_config(kind: str, path: _File = None, overrides: _Sets = None) -> TrainingConfig:
+def load_training_config(
+    kind: str, path: _File = ..., overrides: _Sets = ...
+) -> TrainingConfig: ...
+def load_training_config(kind: str, path: _File = None, overrides: _Sets = None) -> TrainingConfig:
     """The ``kind`` config (a ``ConfigKind``) from a YAML file and overrides; errors name the field
     path. ``kind`` is checked at run time too: it comes from the command line."""
     if kind not in CONFIG_KINDS:

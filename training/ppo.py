@@ -131,7 +131,7 @@ def run_ppo(config: PPOConfig, env: Callable[[], gym.Env] | None = None) -> PPOR
     out_dir = _prepare_outputs(config)
     vec_env = make_vec(factory, config.n_envs, config.seed, config.vec_env)
     try:
-        from training.models import build_model
+        from training.sb3_models import build_model
 
         model = build_model(
             config,
@@ -167,7 +167,7 @@ def _factory(env: EnvSpec, config: PPOConfig) -> Callable[[], gym.Env]:
 
 def _inspect(factory: Callable[[], gym.Env], config: PPOConfig) -> tuple[bool, bool]:
     """Whether the env masks actions and is chess; fails early on spaces, features or opponent."""
-    from training.models import policy_for
+    from training.sb3_models import policy_for
 
     probe = factory()
     try:
@@ -331,7 +331,7 @@ def _result(
 ) -> PPOTrainingResultDTO:
     from sb3_contrib import MaskablePPO
 
-    from training.models import algorithm_name
+    from training.sb3_models import algorithm_name
 
     logs = watch.logs.values
     infos = list(model.ep_info_buffer or [])

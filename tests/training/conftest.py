@@ -1,4 +1,4 @@
-"""Small torch networks run on one thread in these tests, as in training (``training.models``):
+"""Small torch networks run on one thread in these tests, as in training (``training.sb3_models``):
 on this 2-core machine shared with other jobs, two threads made a policy's forward pass 30x
 slower."""
 

@@ -13,8 +13,8 @@ import training.ppo
 from training.annealing import _flags, anneal
 from training.config import AnnealConfig, BCConfig, PPOConfig
 from training.dto import AnnealSummaryDTO, ColorRecordDTO, EvaluationResultDTO
-from training.models import load_model
 from training.policies import DestinationActionHead
+from training.sb3_models import load_model
 
 TINY = AnnealConfig(
     bc=BCConfig(expert="alphabeta:1", positions=200, epochs=1, progress_bar=False),

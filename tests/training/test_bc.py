@@ -196,7 +196,7 @@ def test_artefacts_round_trip_and_ppo_continues_from_the_weights(
     assert (out / "evaluation.pgn").exists() and (out / "dataset.npz").exists()
 
     from training.envs import env_factory, make_vec
-    from training.models import build_model
+    from training.sb3_models import build_model
 
     vec = make_vec(env_factory("chess_env/Chess-v0"), 1, 0, "dummy")
     continued = build_model(

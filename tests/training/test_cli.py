@@ -15,7 +15,7 @@ from sb3_contrib import MaskablePPO
 
 import training
 from training.__main__ import _anneal_status, demo_config_path, main
-from training.config import CONFIG_KINDS, AnnealConfig, config_keys, load_config
+from training.config import CONFIG_KINDS, AnnealConfig, config_keys, load_training_config
 from training.dto import (
     AnnealSummaryDTO,
     BCTrainingResultDTO,
@@ -77,14 +77,14 @@ def test_unknown_player_is_refused_before_any_game(
 
 
 def test_the_packaged_demo_config_is_a_valid_anneal() -> None:
-    config = load_config("anneal", demo_config_path())
+    config = load_training_config("anneal", demo_config_path())
     assert isinstance(config, AnnealConfig)
     assert config.schedule == ("bc", "ppo")
     assert config.final_eval_games >= 200 and config.eval_opponent == "random"
 
 
 def test_nested_overrides_reach_the_stage_configs() -> None:
-    config = load_config(
+    config = load_training_config(
         "anneal", demo_config_path(), ["ppo.total_timesteps=512", "bc.positions=100"]
     )
     assert isinstance(config, AnnealConfig)

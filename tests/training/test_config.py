@@ -1,4 +1,5 @@
-"""load_config: YAML plus ``--set`` overrides, and rejections that name the field path or file."""
+"""load_training_config: YAML plus ``--set`` overrides, and rejections that name the field path or
+file."""
 
 from __future__ import annotations
 
@@ -16,20 +17,20 @@ from training.config import (
     PPOConfig,
     apply_overrides,
     config_keys,
-    load_config,
+    load_training_config,
     resolve_out_dir,
 )
 
 
 def test_no_file_and_no_overrides_are_the_defaults() -> None:
-    assert load_config("ppo") == PPOConfig()
-    assert load_config("anneal") == AnnealConfig()
+    assert load_training_config("ppo") == PPOConfig()
+    assert load_training_config("anneal") == AnnealConfig()
 
 
 def test_a_file_and_overrides_combine_overrides_last(tmp_path: Path) -> None:
     path = tmp_path / "ppo.yaml"
     path.write_text("env: world:forage\nn_steps: 128\nseed: 1\nenv_kwargs: {a: 1}\n")
-    config = load_config("ppo", path, ["seed=3", "env_kwargs.b=[1, 2]", "out_dir=runs/a"])
+    config = load_training_config("ppo", path, ["seed=3", "env_kwargs.b=[1, 2]", "out_dir=runs/a"])
     assert isinstance(config, PPOConfig)
     assert (config.env, config.n_steps, config.seed, config.out_dir) == (
         "world:forage",
@@ -41,7 +42,9 @@ def test_a_file_and_overrides_combine_overrides_last(tmp_path: Path) -> None:
 
 
 def test_nested_overrides_reach_the_anneals_stage_configs() -> None:
-    config = load_config("anneal", None, ["ppo.total_timesteps=4096", "schedule=[bc, ppo, ppo]"])
+    config = load_training_config(
+        "anneal", None, ["ppo.total_timesteps=4096", "schedule=[bc, ppo, ppo]"]
+    )
     assert isinstance(config, AnnealConfig)
     assert config.ppo.total_timesteps == 4096 and config.schedule == ("bc", "ppo", "ppo")
 
@@ -72,7 +75,7 @@ def test_overrides_do_not_change_the_given_data() -> None:
 )
 def test_rejections_name_the_field(kind: str, overrides: list[str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        load_config(kind, None, overrides)
+        load_training_config(kind, None, overrides)
 
 
 @pytest.mark.parametrize(
@@ -83,13 +86,13 @@ def test_a_bad_file_is_named(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(text)
     with pytest.raises(ConfigError, match=message) as error:
-        load_config("ppo", path)
+        load_training_config("ppo", path)
     assert str(path) in str(error.value)
 
 
 def test_a_missing_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"missing\.yaml"):
-        load_config("ppo", tmp_path / "missing.yaml")
+        load_training_config("ppo", tmp_path / "missing.yaml")
 
 
 def test_configs_are_frozen() -> None:
@@ -100,7 +103,9 @@ def test_configs_are_frozen() -> None:
 
 def test_the_packaged_anneal_configs_load() -> None:
     configs = Path(__file__).parents[2] / "training" / "configs"
-    loaded = {path.stem: load_config("anneal", path) for path in sorted(configs.glob("*.yaml"))}
+    loaded = {
+        path.stem: load_training_config("anneal", path) for path in sorted(configs.glob("*.yaml"))
+    }
     assert {"demo", "strong"} <= set(loaded)
     strong = loaded["strong"]
     assert isinstance(strong, AnnealConfig)
@@ -111,7 +116,7 @@ def test_the_packaged_anneal_configs_load() -> None:
 
 def test_every_config_saves_by_default_and_none_is_kept_as_given() -> None:
     assert all(kind.model_fields["out_dir"].default == AUTO for kind in CONFIG_KINDS.values())
-    assert load_config("ppo", None, ["out_dir=null"]).out_dir is None  # type: ignore[attr-defined]
+    assert load_training_config("ppo", None, ["out_dir=null"]).out_dir is None  # type: ignore[attr-defined]
 
 
 def test_auto_names_a_new_folder_under_runs(

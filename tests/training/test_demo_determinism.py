@@ -18,10 +18,10 @@ import training
 from chess_env.core.players import stockfish_installed
 from training import experts
 from training.annealing import anneal
-from training.config import load_config
+from training.config import load_training_config
 from training.datasets import generate_chess_dataset
 from training.datasets.chess_games import expert_name
-from training.models import load_model
+from training.sb3_models import load_model
 
 DEMO_CONFIG = Path(training.__file__).parent / "configs" / "demo.yaml"
 
@@ -78,7 +78,7 @@ def _weights(path: Path) -> dict[str, torch.Tensor]:
 def _demo(out: Path) -> None:
     """The demo's config (workers, network, PPO on two envs, stage evaluations, the final match)
     on a budget of seconds."""
-    config = load_config(
+    config = load_training_config(
         "anneal",
         DEMO_CONFIG,
         [

@@ -19,7 +19,6 @@ from chess_env.core.encoding import N_PLANES, board_to_tensor, encode_move
 from chess_env.core.env import board_space
 from training.config import PPOConfig
 from training.evaluation import policy_logits
-from training.models import build_model
 from training.policies import (
     ChessCNN,
     ChessCnnMaskablePolicy,
@@ -28,6 +27,7 @@ from training.policies import (
     DestinationActionHead,
     is_chess_board_space,
 )
+from training.sb3_models import build_model
 
 SPECIAL_FENS = [
     "r3k2r/pppq1ppp/2n2n2/3pp3/3PP3/2N2N2/PPPQ1PPP/R3K2R b KQkq - 4 8",  # castling, black
@@ -224,7 +224,7 @@ def test_the_destination_head_adds_the_landing_square_score_of_the_piece_moving(
 
 def test_the_destination_network_builds_saves_and_loads(tmp_path) -> None:
     from chess_env import ChessEnv
-    from training.models import load_model
+    from training.sb3_models import load_model
 
     vec_env = make_vec_env(ChessEnv, n_envs=1, seed=0)
     config = PPOConfig(n_steps=8, batch_size=8, features="chess_cnn_destinations")

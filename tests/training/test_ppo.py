@@ -25,9 +25,9 @@ from training.config import ConfigError
 from training.dto import PPOTrainingResultDTO
 from training.envs import env_factory, make_vec
 from training.evaluation import evaluate
-from training.models import build_model, load_model
 from training.policies import ChessCnnMaskablePolicy
 from training.ppo import PPORun, ppo_config, run_ppo, train_ppo
+from training.sb3_models import build_model, load_model
 
 BUDGET: dict[str, Any] = {
     "total_timesteps": 128,
