@@ -4,7 +4,7 @@
   result DTO carries the config it ran with, so a result says how to reproduce it.
 - ``load_training_config(kind, path, overrides)``: a YAML file (or nothing: the defaults) plus
   dotted overrides such as ``ppo.total_timesteps=4096``, validated into the config; a rejection is a
-  ``ConfigError`` naming the field path (and, for an unknown key, the nearest valid ones).
+  ``TrainingConfigError`` naming the field path (and, for an unknown key, the nearest valid ones).
 - ``config_keys(model)``: every settable key, dotted, with its type, default and description (what
   ``python -m training COMMAND --help`` lists).
 - ``resolve_out_dir(out_dir, command)``: where a run writes; ``out_dir="auto"`` (every config's
@@ -27,19 +27,20 @@ from pydantic.fields import FieldInfo
 from chess_env.core.players import check_player
 from envkit.command_line import UsageError, did_you_mean
 from envkit.dto import FrozenDTO
+from envkit.errors import ConfigError
 
 __all__ = [
     "AUTO",
     "CONFIG_KINDS",
     "AnnealConfig",
     "BCConfig",
-    "ConfigError",
     "ConfigKey",
     "ConfigKind",
     "DaggerConfig",
     "EvalConfig",
     "PPOConfig",
     "TrainingConfig",
+    "TrainingConfigError",
     "apply_overrides",
     "config_keys",
     "load_training_config",
@@ -66,7 +67,7 @@ def _player(spec: str) -> str:
 CheckedPlayer = Annotated[str, AfterValidator(_player)]
 
 
-class ConfigError(UsageError):
+class TrainingConfigError(ConfigError, UsageError):
     """A configuration file or override that cannot be used; the message names the field.
 
     A ``ValueError`` (and ``envkit.command_line.UsageError``: exit status 2 on the command line).
@@ -80,10 +81,10 @@ class PPOConfig(FrozenDTO):
         >>> config = load_training_config("ppo", overrides=["total_timesteps=4096", "n_steps=128"])
         >>> config.total_timesteps, config.n_steps, config.batch_size
         (4096, 128, 256)
-        >>> load_training_config("ppo", overrides=["gamma=1.5"])
+        >>> load_training_config("ppo", overrides=["gamma=1.5"])  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        training.config.ConfigError: ppo config: gamma: Input should be less than or equal to 1
+        training.config.TrainingConfigError: ppo config: gamma: Input should be less than or ...
     """
 
     env: str = Field(
@@ -145,10 +146,10 @@ class BCConfig(FrozenDTO):
     Example:
         >>> BCConfig(positions=5000).model_dump(include={"env", "expert", "positions", "epochs"})
         {'env': 'chess', 'expert': 'auto', 'positions': 5000, 'epochs': 3}
-        >>> load_training_config("bc", overrides=["learning_rate=0"])
+        >>> load_training_config("bc", overrides=["learning_rate=0"])  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        training.config.ConfigError: bc config: learning_rate: Input should be greater than 0
+        training.config.TrainingConfigError: bc config: learning_rate: Input should be greater ...
     """
 
     env: WorldName = Field(default="chess", description="chess, or a built-in world")
@@ -310,7 +311,7 @@ class EvalConfig(FrozenDTO):
         >>> load_training_config("eval", overrides=["opponent=stockfish:3"])
         Traceback (most recent call last):
         ...
-        training.config.ConfigError: eval config: model: Field required
+        training.config.TrainingConfigError: eval config: model: Field required
     """
 
     model: CheckedPlayer = Field(
@@ -351,18 +352,20 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     for override in overrides:
         key, separator, text = override.partition("=")
         if not separator or not key.strip():
-            raise ConfigError(f"--set {override!r}: expected key=value, e.g. ppo.seed=3")
+            raise TrainingConfigError(f"--set {override!r}: expected key=value, e.g. ppo.seed=3")
         try:
             value = yaml.safe_load(text)
         except yaml.YAMLError as error:
-            raise ConfigError(f"--set {override!r}: the value is not YAML ({error})") from None
+            raise TrainingConfigError(
+                f"--set {override!r}: the value is not YAML ({error})"
+            ) from None
         *parents, leaf = key.strip().split(".")
         node = result
         for depth, part in enumerate(parents):
             child = node.get(part, {})
             if not isinstance(child, dict):
                 path = ".".join(parents[: depth + 1])
-                raise ConfigError(f"--set {override!r}: {path} is not a mapping")
+                raise TrainingConfigError(f"--set {override!r}: {path} is not a mapping")
             node[part] = child = dict(child)
             node = child
         node[leaf] = value
@@ -370,16 +373,18 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
 
 
 def read_yaml_mapping(path: str | os.PathLike[str] | None) -> dict[str, Any]:
-    """The mapping a YAML config file holds ({} without a file); ``ConfigError`` names the file
-    when it cannot be read or parsed, or holds something else."""
+    """The mapping a YAML config file holds ({} without a file); ``TrainingConfigError`` names the
+    file when it cannot be read or parsed, or holds something else."""
     if path is None:
         return {}
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as error:
-        raise ConfigError(f"{path}: {error}") from None
+        raise TrainingConfigError(f"{path}: {error}") from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: the top level must be a mapping, got {type(data).__name__}")
+        raise TrainingConfigError(
+            f"{path}: the top level must be a mapping, got {type(data).__name__}"
+        )
     return data
 
 
@@ -407,14 +412,16 @@ def load_training_config(kind: str, path: _File = None, overrides: _Sets = None)
     """The ``kind`` config (a ``ConfigKind``) from a YAML file and overrides; errors name the field
     path. ``kind`` is checked at run time too: it comes from the command line."""
     if kind not in CONFIG_KINDS:
-        raise ConfigError(f"unknown config kind {kind!r}; expected one of {sorted(CONFIG_KINDS)}")
+        raise TrainingConfigError(
+            f"unknown config kind {kind!r}; expected one of {sorted(CONFIG_KINDS)}"
+        )
     data = read_yaml_mapping(path)
     data = apply_overrides(data, overrides or [])
     model = CONFIG_KINDS[kind]
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        raise ConfigError(validation_message(kind, model, error)) from None
+        raise TrainingConfigError(validation_message(kind, model, error)) from None
 
 
 def validation_message(kind: str, model: type[BaseModel], error: ValidationError) -> str:

@@ -27,7 +27,7 @@ import gymnasium as gym
 import numpy as np
 
 from envkit.command_line import MissingExtraError
-from training.config import ConfigError, PPOConfig, resolve_out_dir
+from training.config import PPOConfig, TrainingConfigError, resolve_out_dir
 from training.curves import EpisodePoint, EvalPoint, plot_learning_curve
 from training.dto import ArtifactsDTO, EvaluationResultDTO, PPOTrainingResultDTO
 from training.envs import EnvSpec, default_n_envs, env_factory, env_id, has_action_masks, make_vec
@@ -109,7 +109,7 @@ def train_ppo(
             ``out_dir`` defaults to ``"auto"`` (a new ``runs/ppo-<time>``), ``None`` writes nothing.
 
     Raises:
-        ConfigError: a config, env or opponent the run cannot use (before any env starts).
+        TrainingConfigError: a config, env or opponent the run cannot use (before any env starts).
         MissingExtraError: ``tensorboard=True`` without TensorBoard installed.
     """
     resolved = ppo_config(
@@ -158,11 +158,12 @@ def run_ppo(config: PPOConfig, env: Callable[[], gym.Env] | None = None) -> PPOR
 
 
 def _factory(env: EnvSpec, config: PPOConfig) -> Callable[[], gym.Env]:
-    """The env's factory; an unknown Gymnasium id is a ``ConfigError`` naming the close ids."""
+    """The env's factory; an unknown Gymnasium id is a ``TrainingConfigError`` naming the close
+    ids."""
     try:
         return env_factory(env, config.env_kwargs, config.learner)
     except gym.error.Error as error:
-        raise ConfigError(f"env: {error}") from None
+        raise TrainingConfigError(f"env: {error}") from None
 
 
 def _inspect(factory: Callable[[], gym.Env], config: PPOConfig) -> tuple[bool, bool]:
@@ -177,7 +178,7 @@ def _inspect(factory: Callable[[], gym.Env], config: PPOConfig) -> tuple[bool, b
         chess = _is_chess(probe.unwrapped)
         evaluated = chess and bool(config.eval_games or config.eval_every)
         if evaluated and getattr(probe.unwrapped, "perspective", None) != "side_to_move":
-            raise ConfigError(
+            raise TrainingConfigError(
                 "the evaluations play ChessEnv's side_to_move board; with another "
                 "perspective set eval_games=0 and eval_every=None"
             )
@@ -201,7 +202,7 @@ def _check_spaces(env: gym.Env, name: str) -> None:
     for role, spaces in (("observation", parts), ("action", [action])):
         for space in spaces:
             if not isinstance(space, plain):
-                raise ConfigError(
+                raise TrainingConfigError(
                     f"env {name}: PPO cannot train on a {type(space).__name__} {role} space; "
                     "SB3 trains Box, Discrete, MultiDiscrete and MultiBinary spaces"
                     + (" (chess: chess_env/Chess-v0)" if "Chess" in name else "")
@@ -219,11 +220,13 @@ def _prepare_outputs(config: PPOConfig) -> Path | None:
     if config.init_model is not None and not any(
         Path(name).is_file() for name in (config.init_model, f"{config.init_model}.zip")
     ):
-        raise ConfigError(f"init_model: no saved model at {config.init_model}")
+        raise TrainingConfigError(f"init_model: no saved model at {config.init_model}")
     needs_folder = [name for name in ("checkpoint_every", "tensorboard") if getattr(config, name)]
     if config.out_dir is None:
         if needs_folder:
-            raise ConfigError(f"{', '.join(needs_folder)} writes files: set out_dir as well")
+            raise TrainingConfigError(
+                f"{', '.join(needs_folder)} writes files: set out_dir as well"
+            )
         return None
     if config.tensorboard:
         _require_tensorboard()

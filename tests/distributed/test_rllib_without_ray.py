@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from chess_env import ChessEnv, aec_env
 from training.__main__ import main
-from training.config import ConfigError
+from training.config import TrainingConfigError
 from training.rllib.config import RLlibConfig, load_rllib_config
 from training.rllib.dto import RLlibIterationDTO, RLlibPolicyStatsDTO, RLlibTrainingResultDTO
 from training.rllib.envs import (
@@ -120,7 +120,7 @@ def test_a_bad_env_config_names_the_env() -> None:
     ],
 )
 def test_bad_configs_are_refused_naming_the_field(overrides: list[str], message: str) -> None:
-    with pytest.raises(ConfigError, match="rllib config: ") as caught:
+    with pytest.raises(TrainingConfigError, match="rllib config: ") as caught:
         load_rllib_config(None, overrides)
     assert message in str(caught.value)
 

@@ -12,9 +12,9 @@ from training.config import (
     CONFIG_KINDS,
     AnnealConfig,
     BCConfig,
-    ConfigError,
     EvalConfig,
     PPOConfig,
+    TrainingConfigError,
     apply_overrides,
     config_keys,
     load_training_config,
@@ -74,7 +74,7 @@ def test_overrides_do_not_change_the_given_data() -> None:
     ],
 )
 def test_rejections_name_the_field(kind: str, overrides: list[str], message: str) -> None:
-    with pytest.raises(ConfigError, match=message):
+    with pytest.raises(TrainingConfigError, match=message):
         load_training_config(kind, None, overrides)
 
 
@@ -85,13 +85,13 @@ def test_rejections_name_the_field(kind: str, overrides: list[str], message: str
 def test_a_bad_file_is_named(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(text)
-    with pytest.raises(ConfigError, match=message) as error:
+    with pytest.raises(TrainingConfigError, match=message) as error:
         load_training_config("ppo", path)
     assert str(path) in str(error.value)
 
 
 def test_a_missing_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"missing\.yaml"):
+    with pytest.raises(TrainingConfigError, match=r"missing\.yaml"):
         load_training_config("ppo", tmp_path / "missing.yaml")
 
 

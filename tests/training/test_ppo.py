@@ -21,7 +21,7 @@ from stable_baselines3.common.policies import ActorCriticPolicy, MultiInputActor
 
 import training
 from envkit.command_line import MissingExtraError
-from training.config import ConfigError
+from training.config import TrainingConfigError
 from training.dto import PPOTrainingResultDTO
 from training.envs import env_factory, make_vec
 from training.evaluation import evaluate
@@ -261,16 +261,26 @@ def test_unset_n_envs_is_recorded_and_a_saved_model_continues(
 @pytest.mark.parametrize(
     ("env", "overrides", "error", "match"),
     [
-        ("NoSuchEnv-v0", {}, ConfigError, "env: .*NoSuchEnv"),
-        ("chess_env/ChessText-v0", {}, ConfigError, "cannot train on a Text observation space"),
+        ("NoSuchEnv-v0", {}, TrainingConfigError, "env: .*NoSuchEnv"),
+        (
+            "chess_env/ChessText-v0",
+            {},
+            TrainingConfigError,
+            "cannot train on a Text observation space",
+        ),
         ("world:nowhere", {}, ValueError, "unknown world 'nowhere'"),
         ("world:forage", {"learner": "nobody"}, ValueError, "unknown learner 'nobody'"),
         ("CartPole-v1", {"n_steps": 0}, ValidationError, "n_steps"),
         ("CartPole-v1", {"features": "chess_cnn"}, ValueError, "chess_cnn"),
-        ("CartPole-v1", {"checkpoint_every": 64}, ConfigError, "set out_dir"),
+        ("CartPole-v1", {"checkpoint_every": 64}, TrainingConfigError, "set out_dir"),
         ("chess_env/Chess-v0", {"eval_opponent": "nobody"}, ValueError, "unknown player"),
-        ("chess_env/Chess-v0", {"env_kwargs": {"perspective": "white"}}, ConfigError, "eval"),
-        ("CartPole-v1", {"init_model": "no/such/model"}, ConfigError, "init_model"),
+        (
+            "chess_env/Chess-v0",
+            {"env_kwargs": {"perspective": "white"}},
+            TrainingConfigError,
+            "eval",
+        ),
+        ("CartPole-v1", {"init_model": "no/such/model"}, TrainingConfigError, "init_model"),
     ],
 )
 def test_bad_input_fails_before_the_envs_start(

@@ -3,9 +3,9 @@
 ``add_rllib_arguments(parser)`` adds ``--env``, ``--num-env-runners``, ``--iterations`` and
 ``--address``; ``run_rllib_command(args, out)`` builds the ``RLlibConfig`` (YAML ``--config``,
 then the flags, then ``--set``), trains, writes ``result.json`` and the RLlib checkpoint into
-``out`` and returns the result DTO (``__main__`` prints it). A bad config is a ``ConfigError``
-and a missing ray a ``MissingExtraError`` (both exit 2), a cluster it cannot join a
-``ConnectionError`` (exit 1).
+``out`` and returns the result DTO (``__main__`` prints it). A bad config is a
+``TrainingConfigError`` and a missing ray a ``MissingExtraError`` (both exit 2), a cluster it
+cannot join a ``ConnectionError`` (exit 1).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 
 from envkit.command_line import MissingExtraError, did_you_mean
-from training.config import ConfigError, config_keys
+from training.config import TrainingConfigError, config_keys
 from training.rllib.config import RLlibConfig, load_rllib_config
 from training.rllib.dto import RLlibTrainingResultDTO
 from training.rllib.envs import ENV_NAMES
@@ -63,12 +63,14 @@ def run_rllib_command(args: argparse.Namespace, out: Path) -> RLlibTrainingResul
 
 
 def _check_keys(overrides: list[str]) -> None:
-    """An unknown ``--set`` key is a ``ConfigError`` naming the nearest keys (a mapping field's
-    own keys, ``env_config.max_plies``, are the env's to judge)."""
+    """An unknown ``--set`` key is a ``TrainingConfigError`` naming the nearest keys (a mapping
+    field's own keys, ``env_config.max_plies``, are the env's to judge)."""
     keys = {key.name: key.type for key in config_keys(RLlibConfig)}
     for override in overrides:
         key = override.partition("=")[0].strip()
         head = key.partition(".")[0]
         if key not in keys and keys.get(head) != "mapping":
             hint = did_you_mean(key, keys)
-            raise ConfigError("; ".join(filter(None, [f"rllib config: {key}: unknown key", hint])))
+            raise TrainingConfigError(
+                "; ".join(filter(None, [f"rllib config: {key}: unknown key", hint]))
+            )

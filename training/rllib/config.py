@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from envkit.dto import FrozenDTO
-from training.config import ConfigError, apply_overrides, read_yaml_mapping
+from training.config import TrainingConfigError, apply_overrides, read_yaml_mapping
 from training.rllib.envs import check_env_name, is_multi_agent
 
 __all__ = ["PolicyMode", "RLlibConfig", "load_rllib_config"]
@@ -122,7 +122,7 @@ def load_rllib_config(
 ) -> RLlibConfig:
     """The config from a YAML file, then ``fields`` (CLI flags), then ``--set`` overrides.
 
-    A rejection is ``training.config.ConfigError`` naming the field, e.g.
+    A rejection is ``training.config.TrainingConfigError`` naming the field, e.g.
     ``rllib config: iterations: Input should be greater than or equal to 1``.
 
     Example:
@@ -138,4 +138,4 @@ def load_rllib_config(
             f"{'.'.join(str(part) for part in e['loc']) or '(root)'}: {e['msg']}"
             for e in error.errors()
         )
-        raise ConfigError(f"rllib config: {problems}") from None
+        raise TrainingConfigError(f"rllib config: {problems}") from None
