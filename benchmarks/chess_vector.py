@@ -17,6 +17,12 @@ machine over all pairs; the load average is printed before and after, and ``--cl
 this process's CPU time instead of the wall clock's, for a machine that other work keeps busy.
 The target, native/sync >= 1.5 at N = 16, is reported, not enforced: the exit status is 0 either
 way.
+
+``--floor`` adds a third contender, the python-chess calls no step of these games can skip: the
+same plies (recorded from a native run of the same seed, outside the clock) replayed on bare
+boards, each ply a ``push``, one legal-move generation and the repetition key, as ``ChessGame``
+plays it. sync / floor is the ratio a native env would reach if everything else it does (the
+opponent's draw, the episode bookkeeping, observations, masks, infos) were free.
 """
 
 from __future__ import annotations
@@ -24,7 +30,9 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+from dataclasses import dataclass
 
+import chess
 import gymnasium as gym
 import numpy as np
 from tqdm import tqdm
@@ -35,6 +43,7 @@ from benchmarks.machine import CLOCKS, add_clock_argument, load_line, machine_li
 ENV_ID = "chess_env/Chess-v0"
 MODES = {"sync": "sync", "native": "vector_entry_point"}
 TARGET_SIZE, TARGET_RATIO = 16, 1.5
+FLOOR_STEPS = 300  # steps recorded for the floor, replayed as often as a measurement needs
 
 
 def random_legal_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -67,34 +76,104 @@ def measure(mode: str, num_envs: int, seed: int, seconds: float, clock: str = "w
     return steps / elapsed
 
 
+@dataclass
+class Plies:
+    """What ``num_envs`` games played over some steps: the boards they started from, and per step
+    the plies of each game that moved (a new start position when the game was reset)."""
+
+    num_envs: int
+    starts: list[chess.Board]
+    steps: list[list[tuple[int, chess.Board | None, list[chess.Move]]]]
+
+
+def record_plies(num_envs: int, seed: int, steps: int) -> Plies:
+    """The plies of ``steps`` native steps with ``measure``'s actions (not timed)."""
+    envs = gym.make_vec(ENV_ID, num_envs=num_envs, vectorization_mode=MODES["native"])
+    rng = np.random.default_rng(seed)
+    _, info = envs.reset(seed=seed)
+    games = [env.game for env in envs.envs]
+    played = [len(game.board.move_stack) for game in games]
+    starts = [game.board.copy() for game in games]
+    recorded = []
+    for _ in range(steps):
+        _, _, _, _, info = envs.step(random_legal_actions(info["action_mask"], rng))
+        step: list[tuple[int, chess.Board | None, list[chess.Move]]] = []
+        for index, env in enumerate(envs.envs):
+            game, start = env.game, None
+            if game is not games[index]:  # reset: a new game from its root position
+                games[index], played[index], start = game, 0, game.board.root()
+            moves = game.board.move_stack[played[index] :]
+            played[index] += len(moves)
+            step.append((index, start, moves))
+        recorded.append(step)
+    envs.close()
+    return Plies(num_envs, starts, recorded)
+
+
+def measure_floor(plies: Plies, seconds: float, clock: str = "wall") -> float:
+    """Game-steps per second of the recorded plies as bare python-chess calls (replayed from the
+    start as often as ``seconds`` needs)."""
+    timer = CLOCKS[clock]
+    steps, elapsed = 0, 0.0
+    while elapsed < seconds:
+        boards = [start.copy() for start in plies.starts]
+        start = timer()
+        for step in plies.steps:
+            for index, root, moves in step:
+                board = boards[index]
+                if root is not None:
+                    board = boards[index] = root.copy()
+                    list(board.generate_legal_moves())
+                for move in moves:
+                    board.push(move)
+                    list(board.generate_legal_moves())
+                    board._transposition_key()  # what ChessGame counts repetitions by
+        elapsed += timer() - start
+        steps += plies.num_envs * len(plies.steps)
+    return steps / elapsed
+
+
 def run_rounds(
-    sizes: list[int], rounds: int, seconds: float, clock: str = "wall"
+    sizes: list[int], rounds: int, seconds: float, clock: str = "wall", floor: bool = False
 ) -> dict[tuple[int, str], list[float]]:
-    rates: dict[tuple[int, str], list[float]] = {(n, m): [] for n in sizes for m in MODES}
+    contenders = [*MODES, "floor"] if floor else list(MODES)
+    rates: dict[tuple[int, str], list[float]] = {(n, m): [] for n in sizes for m in contenders}
     progress = tqdm(range(rounds), desc="rounds", unit="round", file=sys.stderr)
     for seed in progress:
-        order = list(MODES) if seed % 2 == 0 else list(reversed(MODES))
+        order = contenders if seed % 2 == 0 else list(reversed(contenders))
         for num_envs in sizes:
+            plies = record_plies(num_envs, seed, FLOOR_STEPS) if floor else None
             for mode in order:
                 progress.set_postfix_str(f"N={num_envs} {mode}")
-                rates[num_envs, mode].append(measure(mode, num_envs, seed, seconds, clock))
+                if mode == "floor":
+                    assert plies is not None
+                    rate = measure_floor(plies, seconds, clock)
+                else:
+                    rate = measure(mode, num_envs, seed, seconds, clock)
+                rates[num_envs, mode].append(rate)
     return rates
 
 
 def table(rates: dict[tuple[int, str], list[float]], sizes: list[int]) -> list[str]:
+    floor = (sizes[0], "floor") in rates
     lines = [
         "| N | sync steps/s (median) | native steps/s (median) | native / sync "
-        "| per-round ratios (min-max) |",
-        "|---:|---:|---:|---:|---:|",
+        "| per-round ratios (min-max) |"
+        + (" floor steps/s (median) | floor / sync |" if floor else ""),
+        "|---:|---:|---:|---:|---:|" + ("---:|---:|" if floor else ""),
     ]
     for n in sizes:
         sync, native = rates[n, "sync"], rates[n, "native"]
         per_round = [b / a for a, b in zip(sync, native, strict=True)]
-        lines.append(
+        line = (
             f"| {n} | {statistics.median(sync):,.0f} | {statistics.median(native):,.0f} "
             f"| {statistics.median(native) / statistics.median(sync):.2f}x "
             f"| {min(per_round):.2f}-{max(per_round):.2f} |"
         )
+        if floor:
+            bare = statistics.median(rates[n, "floor"])
+            line += f" {bare:,.0f} | {bare / statistics.median(sync):.2f}x |"
+        lines.append(line)
     return lines
 
 
@@ -127,12 +206,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--sizes", type=parse_sizes, default=[1, 4, 16, 64], help="numbers of games N, e.g. 1,16"
     )
+    parser.add_argument(
+        "--floor", action="store_true", help="also time the python-chess calls alone (see above)"
+    )
     add_clock_argument(parser)
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.seconds <= 0:
         parser.error("--rounds must be at least 1 and --seconds positive")
     before = load_line()
-    rates = run_rounds(args.sizes, args.rounds, args.seconds, args.clock)
+    rates = run_rounds(args.sizes, args.rounds, args.seconds, args.clock, args.floor)
     print(machine_line("gymnasium", "chess", "numpy"))
     print(f"Clock: {args.clock}. Before: {before}; after: {load_line()}")
     print()

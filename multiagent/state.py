@@ -55,7 +55,7 @@ _FORBID = ConfigDict(
     extra="forbid", allow_inf_nan=False, cache_strings="keys", validate_default=True
 )
 _MODEL_CONFIG = ConfigDict(**_FORBID, populate_by_name=True, serialize_by_alias=True)
-_IGNORE_EXTRA = ConfigDict(**{**_FORBID, "extra": "ignore"})  # type: ignore[typeddict-item]
+_IGNORE_EXTRA = ConfigDict(**{**_FORBID, "extra": "ignore"})
 
 
 def definitions_hash(definitions: Definitions) -> str:

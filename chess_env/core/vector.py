@@ -3,14 +3,12 @@
 - ``ChessVectorEnv``: a ``gymnasium.vector.VectorEnv`` over N ``ChessEnv`` games, what
   ``gym.make_vec("chess_env/Chess-v0", num_envs=N, vectorization_mode="vector_entry_point")``
   returns. Its trajectories equal ``SyncVectorEnv``'s over the same env (next-step autoreset).
-- ``boards_to_tensor``, ``boards_to_fens``: the (N, 8, 8, 12) piece planes and the FENs of N boards
-  in one pass, equal to ``chess_env.core.encoding.board_to_tensor`` and
-  ``chess_env.core.fen.fen_of``.
+- ``boards_to_tensor``, ``boards_to_fens``: from ``chess_env.core.batch_encoding``, re-exported.
 
 Why it is faster than ``SyncVectorEnv``: each game is a ``ChessEnv`` (same opponent, seeding,
 rules, forfeits), but a step that leaves the game running skips the per-env observation and info
-dict: the boards' bitboards go through one ``unpackbits`` for the whole batch, the legal actions
-of all games fill one fresh mask array, and the info arrays are built from lists once per step,
+dict: the boards go through one ``BoardBatch`` (a few numpy calls for the planes, FENs and masks
+of the whole batch), and the info arrays are built from lists once per step, in two arrays,
 where ``SyncVectorEnv`` pays a tensor, a mask and a dict per game, a merge of each dict key by key
 and a deep copy of the batch. Steps that end an episode, reset one or meet an illegal action go
 through ``ChessEnv`` itself and are merged the way ``SyncVectorEnv`` merges them.
@@ -18,7 +16,6 @@ through ``ChessEnv`` itself and are merged the way ``SyncVectorEnv`` merges them
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -28,6 +25,7 @@ from gymnasium.error import ResetNeeded
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from chess_env.core.batch_encoding import BoardBatch, boards_to_fens, boards_to_tensor
 from chess_env.core.encoding import ACTION_SIZE, UCI_OF_KEY, move_key
 from chess_env.core.env import MATERIAL_REWARD_SCALE, ChessEnv, ObsMode
 from chess_env.core.opponents import Opponent
@@ -37,120 +35,6 @@ from chess_env.errors import IllegalActionError
 __all__ = ["ChessVectorEnv", "boards_to_fens", "boards_to_tensor"]
 
 _BOARD_SHAPE = (8, 8, 12)
-
-
-def _bitboards(board: chess.BaseBoard, us: chess.Color) -> tuple[int, ...]:
-    """The 12 piece bitboards in ``board_to_tensor``'s channel order: ``us`` first."""
-    ours, theirs = board.occupied_co[us], board.occupied_co[not us]
-    pawns, knights, bishops = board.pawns, board.knights, board.bishops
-    rooks, queens, kings = board.rooks, board.queens, board.kings
-    return (
-        pawns & ours, knights & ours, bishops & ours, rooks & ours, queens & ours, kings & ours,
-        pawns & theirs, knights & theirs, bishops & theirs, rooks & theirs, queens & theirs,
-        kings & theirs,
-    )  # fmt: skip
-
-
-# A square's code in a FEN: 0 empty, 1-6 white's P-K, 7-12 black's p-k. Channel c of a row whose
-# channels 0-5 are white's pieces (row 0 here) or black's (row 1) holds code _CODES[row][c].
-_CODES = np.array([range(1, 13), [*range(7, 13), *range(1, 7)]], dtype=np.uint8)
-_FEN_LETTERS = np.frombuffer(b"1PNBRQKpnbrqk/ ", dtype=np.uint8)  # codes 13, 14: separators
-_SLASH, _SPACE = 13, 14
-_EMPTY_RUNS = [(b"1" * length, b"%d" % length) for length in range(8, 1, -1)]  # longest first
-_CASTLING: dict[int, str] = {}  # castling rights on the corner squares -> python-chess's X-FEN
-_CORNERS = chess.BB_A1 | chess.BB_H1 | chess.BB_A8 | chess.BB_H8
-
-
-def _decode(bitboards: Sequence[int], whites: Sequence[bool]) -> tuple[np.ndarray, list[str]]:
-    """The (k, 8, 8, 12) planes and the k FEN piece placements of k boards, from 12 bitboards
-    per board in ``_bitboards`` order, ``whites[i]`` telling whose pieces come first in row i.
-
-    One ``unpackbits`` serves both: big-endian bytes put rank 8 first, as a FEN and a white
-    observation want it; a black observation has its 8 bytes (ranks) in reverse.
-    """
-    count = len(whites)
-    raw = np.frombuffer(struct.pack(f">{len(bitboards)}Q", *bitboards), dtype=np.uint8)
-    raw = raw.reshape(count, 12, 8)  # (board, channel, 8 - rank)
-    blacks = [row for row, white in enumerate(whites) if not white]
-    if blacks:  # black's side: ranks in reverse
-        raw = raw.copy()
-        raw[blacks] = raw[blacks, :, ::-1]
-    bits = np.unpackbits(raw, axis=2, bitorder="little").reshape(count, 12, 8, 8)
-    text = np.empty((count, 8, 9), dtype=np.uint8)  # square codes, then FEN letters
-    text[:, :, 8] = _SLASH
-    text[:, 7, 8] = _SPACE  # one board's placement ends where the next one's starts
-    codes = text[:, :, :8]
-    if blacks:
-        weights = _CODES[np.logical_not(whites).view(np.uint8)]
-        np.einsum("kc,kcrf->krf", weights, bits, out=codes)
-        codes[blacks] = codes[blacks, ::-1]  # a FEN has rank 8 first whatever the side
-    else:
-        np.einsum("c,kcrf->krf", _CODES[0], bits, out=codes)
-    placements = _FEN_LETTERS.take(text).tobytes()[:-1]
-    for run, digits in _EMPTY_RUNS:
-        placements = placements.replace(run, digits)
-    return bits.transpose(0, 2, 3, 1), placements.decode("ascii").split(" ")
-
-
-def _fen_fields(board: chess.Board) -> str:
-    """The FEN after the piece placement, as ``fen_of`` writes it: " w KQkq - 0 1"."""
-    rights = board.clean_castling_rights()
-    castling = _CASTLING.get(rights)
-    if castling is None:
-        castling = board.castling_xfen()
-        if not rights & ~_CORNERS:  # rooks in the corners: "KQkq" letters, whatever else stands
-            _CASTLING[rights] = castling
-    en_passant = board.ep_square if board.has_legal_en_passant() else None
-    return (
-        f" {'w' if board.turn else 'b'} {castling} "
-        f"{'-' if en_passant is None else chess.SQUARE_NAMES[en_passant]} "
-        f"{board.halfmove_clock} {board.fullmove_number}"
-    )
-
-
-def boards_to_tensor(
-    boards: Sequence[chess.BaseBoard], colors: Sequence[chess.Color]
-) -> np.ndarray:
-    """The (N, 8, 8, 12) uint8 planes of ``boards``, row i seen from ``colors[i]``'s side.
-
-    Row i equals ``board_to_tensor(boards[i], "white" if colors[i] else "black")``.
-
-    Example:
-        >>> from chess_env.core.encoding import board_to_tensor
-        >>> boards = [chess.Board(), chess.Board("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1")]
-        >>> planes = boards_to_tensor(boards, [chess.WHITE, chess.BLACK])
-        >>> planes.shape, planes.dtype
-        ((2, 8, 8, 12), dtype('uint8'))
-        >>> bool((planes[1] == board_to_tensor(boards[1], "black")).all())
-        True
-    """
-    if len(boards) != len(colors):
-        raise ValueError(f"{len(boards)} boards but {len(colors)} colors")
-    if not boards:
-        return np.zeros((0, *_BOARD_SHAPE), dtype=np.uint8)
-    bitboards = [
-        bb for board, us in zip(boards, colors, strict=True) for bb in _bitboards(board, us)
-    ]
-    return np.ascontiguousarray(_decode(bitboards, [bool(us) for us in colors])[0])
-
-
-def boards_to_fens(boards: Sequence[chess.Board]) -> list[str]:
-    """The FEN of each board, equal to ``chess_env.core.fen.fen_of`` (and ``board.fen()``), in one
-    pass.
-
-    Example:
-        >>> board = chess.Board()
-        >>> _ = board.push_uci("e2e4")
-        >>> boards_to_fens([chess.Board(), board])[1]
-        'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1'
-    """
-    if not boards:
-        return []
-    bitboards = [bb for board in boards for bb in _bitboards(board, chess.WHITE)]
-    placements = _decode(bitboards, [True] * len(boards))[1]
-    return [place + _fen_fields(board) for place, board in zip(placements, boards, strict=True)]
-
-
 _PRESENT = {
     key: f"_{key}"
     for key in ("fen", "outcome", "result", "opponent_move", "ply", "legal_moves", "action_mask",
@@ -164,40 +48,33 @@ def _object_array(values: list[Any]) -> np.ndarray:
 
 
 class _Templates:
-    """The arrays an n-game step copies instead of building (a copy is several times faster)."""
+    """What every n-game step starts its info from: the values of games that go on."""
 
     def __init__(self, n: int) -> None:
         self.n = n
-        self.offsets = np.arange(n) * ACTION_SIZE  # row i's first index in a flattened mask
-        self.present = np.ones(n, dtype=np.bool_)  # a ``_key`` mask: every game has the key
-        self.nones = np.full(n, None, dtype=object)
-        self.unfinished = np.full(n, "*", dtype=object)
+        self.nones: list[None] = [None] * n
+        self.unfinished = ["*"] * n
 
 
 class _StepRows:
     """One step's per-game results, gathered as lists and batched into arrays once.
 
-    A "live" row (the game goes on) is read off the game directly; any other row (a reset, an
-    ended episode, an illegal action) arrives as ChessEnv's own observation and info and is merged
-    afterwards with ``VectorEnv._add_info``, as ``SyncVectorEnv`` merges every row.
+    A "live" row (the game goes on) is read off the game directly, its board and legal moves
+    going into one ``BoardBatch``; any other row (a reset, an ended episode, an illegal action)
+    arrives as ChessEnv's own observation and info and is merged afterwards with
+    ``VectorEnv._add_info``, as ``SyncVectorEnv`` merges every row.
     """
 
     __slots__ = (
-        "actions", "agent_colors", "bitboards", "counts", "fen_fields", "fens", "legal", "live",
-        "n", "opponent_moves", "others", "planes", "plies", "templates", "whites",
+        "agent_colors", "batch", "fens", "legal", "n", "opponent_moves", "others", "plies",
+        "templates",
     )  # fmt: skip
 
     def __init__(self, templates: _Templates) -> None:
         n = self.n = templates.n
         self.templates = templates
-        self.live: list[int] = []
-        self.bitboards: list[int] = []
-        self.whites: list[bool] = []
-        self.actions: list[int] = []  # the legal actions of all live rows, row after row
-        self.counts = [0] * n
-        self.fen_fields: list[str] = []  # each live row's FEN after its piece placement
+        self.batch = BoardBatch(n)
         self.fens: list[str | None] = [None] * n
-        self.planes: np.ndarray | None = None  # the live rows' observations, once decoded
         self.opponent_moves: list[str | None] = [None] * n
         self.plies = [0] * n
         self.legal: list[list[str] | None] = [None] * n
@@ -210,60 +87,56 @@ class _StepRows:
         """A row whose game goes on: what ``ChessEnv._observation`` and ``_info`` would show."""
         board = game.board
         agent = env.agent
-        white = env.perspective == "white" or agent
-        self.live.append(index)
-        self.whites.append(white)
-        self.bitboards.extend(_bitboards(board, white))
-        actions = game.legal_actions
-        self.actions.extend(actions)
-        self.counts[index] = len(actions)
-        self.fen_fields.append(_fen_fields(board))
+        self.batch.add(index, board, env.perspective == "white" or agent, game.legal_actions)
+        self.legal[index] = game.legal_uci
         if opponent_move:
             self.opponent_moves[index] = UCI_OF_KEY[move_key(opponent_move)]
         self.plies[index] = board.ply()
-        self.legal[index] = game.legal_uci
         self.agent_colors[index] = "white" if agent else "black"
 
     def add_other(self, index: int, observation: Any, info: dict[str, Any]) -> None:
         self.others.append((index, observation, info))
 
-    def decode(self) -> None:
-        """The live rows' observation planes and FENs, for the whole batch at once."""
-        if self.live:
-            self.planes, placements = _decode(self.bitboards, self.whites)
-            for index, placement, fields in zip(
-                self.live, placements, self.fen_fields, strict=True
-            ):
-                self.fens[index] = placement + fields
-
-    def masks(self) -> np.ndarray:
-        """The (n, 4672) int8 info mask: 1 at the live rows' legal actions."""
-        masks = np.zeros(self.n * ACTION_SIZE, dtype=np.int8)
-        if self.actions:
-            flat = np.fromiter(self.actions, dtype=np.intp, count=len(self.actions))
-            if self.n > 1:
-                flat += np.repeat(self.templates.offsets, self.counts)
-            masks.put(flat, 1)
-        return masks.reshape(self.n, ACTION_SIZE)
+    def encode(self) -> tuple[np.ndarray, np.ndarray]:
+        """The live rows' planes (in row order) and the (n, 4672) int8 info mask; the FENs go
+        into this step's rows."""
+        batch = self.batch
+        planes, fens = batch.planes_and_fens()
+        for index, fen in zip(batch.rows, fens, strict=True):
+            self.fens[index] = fen
+        return planes, batch.masks()
 
     def infos(self, masks: np.ndarray, env: VectorEnv) -> dict[str, Any]:
-        """The batched info, keys and ``_key`` masks in ``SyncVectorEnv``'s order."""
-        templates = self.templates
+        """The batched info, keys and ``_key`` masks in ``SyncVectorEnv``'s order.
+
+        The object-valued keys are rows of one (6, n) array and the ``_key`` masks rows of one
+        (8, n) array: a step pays the few numpy calls of two arrays instead of those of sixteen
+        (each one costs several microseconds once the moves of n games have left numpy's code
+        out of the processor's caches). The rows never overlap, so each array can be written
+        alone, as ``SyncVectorEnv``'s can.
+        """
+        templates, n = self.templates, self.n
+        objects = _object_array(
+            [*self.fens, *templates.nones, *templates.unfinished, *self.opponent_moves,
+             *self.legal, *self.agent_colors]
+        ).reshape(6, n)  # fmt: skip
+        fens, outcomes, results, opponent_moves, legal, agent_colors = objects
         values = (
-            ("fen", _object_array(self.fens)),
-            ("outcome", templates.nones.copy()),
-            ("result", templates.unfinished.copy()),
-            ("opponent_move", _object_array(self.opponent_moves)),
+            ("fen", fens),
+            ("outcome", outcomes),
+            ("result", results),
+            ("opponent_move", opponent_moves),
             ("ply", np.array(self.plies, dtype=int)),
-            ("legal_moves", _object_array(self.legal)),
+            ("legal_moves", legal),
             ("action_mask", masks),
-            ("agent_color", _object_array(self.agent_colors)),
+            ("agent_color", agent_colors),
         )
         infos: dict[str, Any] = {}
-        present = templates.present
-        for key, value in values:
+        for (key, value), present in zip(
+            values, np.ones((len(values), n), dtype=np.bool_), strict=True
+        ):
             infos[key] = value
-            infos[_PRESENT[key]] = present.copy()
+            infos[_PRESENT[key]] = present
         for index, _observation, info in self.others:
             infos = env._add_info(infos, info, index)
         return infos
@@ -406,9 +279,8 @@ class ChessVectorEnv(VectorEnv):
                     index, env, action, rows
                 )
         self._autoreset = [end or cut for end, cut in zip(terminated, truncated, strict=True)]
-        masks = rows.masks()
-        rows.decode()
-        self._keep(rows, masks)
+        planes, masks = rows.encode()
+        self._keep(rows, planes, masks)
         return (
             self._observations(),
             np.array(rewards, dtype=np.float64),
@@ -488,14 +360,15 @@ class ChessVectorEnv(VectorEnv):
         rows.add_other(index, env._observation(), env._info(opponent_move))
         return reward, env._terminated, game.truncated
 
-    def _keep(self, rows: _StepRows, masks: np.ndarray) -> None:
+    def _keep(self, rows: _StepRows, planes: np.ndarray, masks: np.ndarray) -> None:
         """Keep this step's observations (``_boards`` and ``_masks`` are never handed out)."""
-        if len(rows.live) == self.num_envs:
-            self._boards = rows.planes  # type: ignore[assignment]  # this step's own array
-        elif rows.live:
-            self._boards[rows.live] = rows.planes
-        if self._obs_is_dict and rows.live:
-            self._masks[rows.live] = masks[rows.live]
+        live = rows.batch.rows
+        if len(live) == self.num_envs:
+            self._boards = planes  # this step's own array
+        elif live:
+            self._boards[live] = planes
+        if self._obs_is_dict and live:
+            self._masks[live] = masks[live]
         for index, observation, _info in rows.others:
             self._store(index, observation)
 
