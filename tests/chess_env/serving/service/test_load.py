@@ -190,7 +190,9 @@ def test_100_concurrent_games_to_the_end_then_the_101st_evicts_one(tmp_path: Pat
     manager = StateManager(max_games=MAX_GAMES, archive_dir=tmp_path)
     app = create_chess_service_app(manager, listing="all")
     records = [Record(index, KINDS[index % len(KINDS)]) for index in range(MAX_GAMES)]
-    with live_address(app) as address:
+    # uvicorn closes a keep-alive connection idle for 5 s; on a loaded machine a client's next
+    # request can cross that close and fail with a read error, so none is closed mid-test.
+    with live_address(app, timeout_keep_alive=int(DEADLINE)) as address:
 
         async def scenario() -> tuple[dict[str, Game], list[dict[str, Any]], Any, list[str]]:
             games = asyncio.gather(*(run(address, record) for record in records))
