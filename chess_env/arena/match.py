@@ -29,6 +29,7 @@ from chess_env.core.opponents import Opponent
 from chess_env.core.players import make_player
 from chess_env.core.rules import ChessGame
 from chess_env.errors import MoveRetriesExhaustedError, PlayerFailedError
+from chess_env.text.prompt_conditions import PromptCondition
 from envkit.llm.client import ChatError
 
 __all__ = ["PlayerPool", "play_scheduled"]
@@ -85,9 +86,9 @@ def play_scheduled(scheduled: ScheduledGame, pool: PlayerPool, max_plies: int) -
         white.reset(seed=scheduled.seed)
         black.reset(seed=scheduled.seed + 1)
         conditions = {
-            chess.COLOR_NAMES[color]: player.condition.label
+            chess.COLOR_NAMES[color]: condition.label
             for color, player in sides.items()
-            if getattr(player, "condition", None) is not None
+            if isinstance(condition := getattr(player, "condition", None), PromptCondition)
         }
         while not game.is_over:
             mover = game.board.turn

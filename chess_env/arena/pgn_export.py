@@ -128,7 +128,7 @@ def _set_headers(pgn: chess.pgn.Game, game: ArenaGame, board: chess.Board, event
             set_tags(pgn, **{f"{color.capitalize()}Condition": game.conditions[color]})
 
 
-def _push(node: chess.pgn.GameNode, board: chess.Board, uci: str) -> chess.pgn.GameNode:
+def _push(node: chess.pgn.GameNode, board: chess.Board, uci: str) -> chess.pgn.ChildNode:
     """Play ``uci`` on ``board`` (kept alongside, so no node replays the game from its root)."""
     move = board.parse_uci(uci)
     board.push(move)

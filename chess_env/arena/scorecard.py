@@ -139,7 +139,7 @@ def _player_card(
     prices: Prices | None,
 ) -> PlayerCard:
     games = [game for game in rated if name in (game.white, game.black)]
-    colors = {"white": Counter(), "black": Counter()}
+    colors: dict[str, Counter[str]] = {"white": Counter(), "black": Counter()}
     endings: Counter[str] = Counter()
     points = 0.0
     for game in games:

@@ -222,10 +222,12 @@ class StockfishOpponent(Opponent):
         if self.elo is not None:
             options.update({"UCI_LimitStrength": True, "UCI_Elo": self.elo})
         try:
-            elo_range = engine.options.get("UCI_Elo")
+            elo_range = engine.options.get("UCI_Elo")  # a spin option: it has a min and a max
             if (
                 self.elo is not None
                 and elo_range is not None
+                and elo_range.min is not None
+                and elo_range.max is not None
                 and not elo_range.min <= self.elo <= elo_range.max
             ):
                 raise ValueError(

@@ -163,7 +163,7 @@ class _Kind:
 
     form: str
     make: Factory
-    check: Callable[[PlayerSpec], None]
+    check: Callable[[PlayerSpec], object]  # raises on a bad spec; what it returns is unused
     served: bool  # a server may make it for a remote client's request
 
 

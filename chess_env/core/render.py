@@ -93,7 +93,8 @@ def render(
     if mode is None:
         return None
     if mode == "human":
-        return render_human(board, orientation)
+        render_human(board, orientation)
+        return None
     if mode == "ansi":
         return render_ansi(board, orientation)
     if mode == "svg":

@@ -205,7 +205,7 @@ class ChessGame:
     def action_mask(self, dtype: type = bool) -> np.ndarray:
         """A fresh (4672,) mask of the legal actions of the side to move: bool, or ``np.int8``
         as Gymnasium's ``sample(mask=...)`` wants it."""
-        mask = np.zeros(ACTION_SIZE, dtype=dtype)
+        mask: np.ndarray = np.zeros(ACTION_SIZE, dtype=dtype)
         mask.put(self._action_list(), 1)  # put: no index array built from the list first
         return mask
 
@@ -261,7 +261,8 @@ class ChessGame:
         mate, and those that draw (stalemate, insufficient material, repetition, the move-count
         rules), which a side that is winning must not play. ``training.dagger`` trains on both.
         """
-        mating, drawing = [], []
+        mating: list[int] = []
+        drawing: list[int] = []
         for action, move in zip(self.legal_actions, self.legal_moves, strict=True):
             self._advance(move)  # the ply without its move list: whether one move exists will do
             has_moves = next(self.board.generate_legal_moves(), None) is not None

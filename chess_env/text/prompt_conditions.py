@@ -42,7 +42,7 @@ import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal, TypeGuard, get_args
 
 import chess
 
@@ -77,14 +77,21 @@ _MOVE_NUMBER = re.compile(r"^\d+\.(?:\.\.)?")
 _WHITE_NUMBER = re.compile(r"\d+\.")
 
 
+def _not_one_of(name: str, value: object, allowed: tuple[str, ...]) -> ValueError:
+    return ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
+
+
 def _check(name: str, value: object, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
-        raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
+        raise _not_one_of(name, value, allowed)
 
 
-def _checked(name: str, value: str, allowed: tuple[str, ...]) -> str:
-    _check(name, value, allowed)
-    return value
+def _is_board_view(value: str) -> TypeGuard[BoardView]:
+    return value in BOARD_VIEWS
+
+
+def _is_history_view(value: str) -> TypeGuard[HistoryView]:
+    return value in HISTORY_VIEWS
 
 
 def _flag(name: str, text: str) -> bool:
@@ -161,14 +168,15 @@ def condition_from_options(options: Mapping[str, str]) -> PromptCondition:
     """
     preset = options.get("prompt", "default")
     _check("prompt", preset, tuple(PRESETS))
-    changes: dict[str, object] = {}
-    if "board" in options:
-        changes["board"] = _checked("board", options["board"], BOARD_VIEWS)
-    if "history" in options:
-        changes["history"] = _checked("history", options["history"], HISTORY_VIEWS)
-    if "legal" in options:
-        changes["legal"] = _flag("legal", options["legal"])
-    return dataclasses.replace(PRESETS[preset], **changes)
+    base = PRESETS[preset]
+    board = options.get("board", base.board)
+    if not _is_board_view(board):
+        raise _not_one_of("board", board, BOARD_VIEWS)
+    history = options.get("history", base.history)
+    if not _is_history_view(history):
+        raise _not_one_of("history", history, HISTORY_VIEWS)
+    legal = _flag("legal", options["legal"]) if "legal" in options else base.legal
+    return dataclasses.replace(base, board=board, legal=legal, history=history)
 
 
 def history_lines(board: chess.Board, max_chars: int = HISTORY_MAX_CHARS) -> list[str]:

@@ -80,7 +80,7 @@ def _replay_problems(game: Game) -> list[str]:
         replay = ChessGame(board_from_fen(game.start_fen), claim_draws=True, max_plies=None)
     except InvalidPositionError as error:
         return [f"start_fen: {error}"]
-    board, problems = replay.board, []
+    board, problems = replay.board, list[str]()
     for index, recorded in enumerate(game.move_history):
         where = f"move_history[{index}] ({recorded.uci_notation})"
         stop = _unplayable(replay, recorded.uci_notation)

@@ -417,7 +417,7 @@ def _piece_name(letter: str) -> str:
 
 
 def _piece_letter(name: str) -> str:
-    return chess.PIECE_SYMBOLS[chess.PIECE_NAMES.index(name)]
+    return chess.piece_symbol(chess.PIECE_NAMES.index(name))
 
 
 def _built_moves(value: Any, handler: ValidatorFunctionWrapHandler) -> tuple[Move, ...]:
@@ -436,7 +436,7 @@ def _built_board_state(value: Any, handler: ValidatorFunctionWrapHandler) -> Boa
     would otherwise check it again (all legal moves generated anew) in every next ``Game``."""
     if isinstance(value, BoardState):
         return value
-    return handler(value)  # type: ignore[no-any-return]
+    return handler(value)
 
 
 BuiltBoardState = Annotated[BoardState, WrapValidator(_built_board_state)]
@@ -535,8 +535,9 @@ class Game(FrozenDTO):
             "current_turn": _color(game.board.turn),
             "last_updated": at,
         }
-        if game.outcome is not None:
-            changes |= _ending(game.ending, _RESULT_OF_WINNER[game.outcome.winner], at)
+        outcome, ending = game.outcome, game.ending
+        if outcome is not None and ending is not None:  # an outcome always names its ending
+            changes |= _ending(ending, _RESULT_OF_WINNER[outcome.winner], at)
         return self._next(changes)
 
     def resign(

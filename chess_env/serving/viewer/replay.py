@@ -38,9 +38,10 @@ import chess.pgn
 from pydantic import ValidationError
 
 from chess_env.arena.results import ArenaGame, MoveRecord
-from chess_env.core.game import Game
+from chess_env.core.game import Game, GameResult
 from chess_env.serving.viewer.models import (
     MAX_REPLAY_GAMES,
+    PgnResult,
     Replay,
     ReplayFormat,
     ReplayGame,
@@ -63,7 +64,12 @@ _COMMAND = re.compile(r"\[%\w+[^\]]*\]")  # [%eval ...], [%emt ...], [%clk ...],
 _REFUSED = re.compile(r"^refused: ([a-z_]+(?:, [a-z_]+)*)$")  # as chess_env.arena writes it
 _NOT_SPACE = re.compile(r"\S")
 _PGN_RESULTS = {"1-0", "0-1", "1/2-1/2", "*"}
-_GAME_RESULT = {"white_wins": "1-0", "black_wins": "0-1", "draw": "1/2-1/2", None: "*"}
+_GAME_RESULT: dict[GameResult | None, PgnResult] = {
+    "white_wins": "1-0",
+    "black_wins": "0-1",
+    "draw": "1/2-1/2",
+    None: "*",
+}
 _UNSET_TAGS = {"?", "????.??.??", "*", ""}
 _Read = Callable[[], ReplayGame]  # a game's replay, made only if the window holds it
 _MOVE_ERRORS = (chess.IllegalMoveError, chess.InvalidMoveError, chess.AmbiguousMoveError)
@@ -150,7 +156,7 @@ def replay_pgn_game(game: chess.pgn.Game, index: int = 0, line: int = 1) -> Repl
     if game.next() is None and all(value in _UNSET_TAGS for value in headers.values()):
         raise ReplayInputError("not_pgn", f"{where}: neither tags nor moves: is this PGN?")
     board = game.board()
-    start_fen, plies = board.fen(), []
+    start_fen, plies = board.fen(), list[ReplayPly]()
     for node in game.mainline():
         comment, refused = split_comment(node.comment)
         cp, mate = _white_eval(node.eval())
@@ -163,7 +169,7 @@ def replay_pgn_game(game: chess.pgn.Game, index: int = 0, line: int = 1) -> Repl
         game_id=_tag(headers, "GameId"),
         white=headers.get("White", "?"),
         black=headers.get("Black", "?"),
-        result=result if result in _PGN_RESULTS else "*",  # type: ignore[arg-type]
+        result=result if result in _PGN_RESULTS else "*",
         termination=_tag(headers, "Termination"),
         opening=_tag(headers, "Opening") or _tag(headers, "ECO"),
         event=_tag(headers, "Event"),
@@ -216,7 +222,8 @@ def split_comment(text: str) -> tuple[str, list[str]]:
         >>> split_comment("[%clk 0:05:00] { [ %eval 9] is my text }")
         ('{ [ %eval 9] is my text }', [])
     """
-    kept, refused = [], []
+    kept: list[str] = []
+    refused: list[str] = []
     for part in _COMMAND.sub(" ", text).split(";"):
         part = " ".join(part.split())
         found = _REFUSED.match(part)
@@ -331,7 +338,7 @@ def replay_record(game: Game, *, index: int = 0, line: int = 1, status: bool = F
     """
     where = f"game {index + 1} (line {line}, {game.game_id})"
     board = chess.Board(game.start_fen)
-    plies = []
+    plies: list[ReplayPly] = []
     for move in game.move_history:
         seconds = move.thinking_time
         plies.append(_checked_ply(board, move.uci_notation, len(plies) + 1, where, seconds=seconds))
@@ -343,7 +350,7 @@ def replay_record(game: Game, *, index: int = 0, line: int = 1, status: bool = F
         black=game.black.name,
         white_player=game.white.model_name,
         black_player=game.black.model_name,
-        result=_GAME_RESULT[game.result],  # type: ignore[arg-type]
+        result=_GAME_RESULT[game.result],
         termination=game.termination,
         status=game.status if status else None,
         start_fen=chess.Board(game.start_fen).fen(),
