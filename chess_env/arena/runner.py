@@ -37,7 +37,7 @@ from chess_env.arena.openings import load_openings, pick_openings
 from chess_env.arena.pgn_export import write_pgn
 from chess_env.arena.ratings import fit_ratings
 from chess_env.arena.report import write_reports
-from chess_env.arena.results import ArenaConfig, ArenaGame, ArenaResultDTO
+from chess_env.arena.results import ArenaConfig, ArenaGame, ArenaResultDTO, Format
 from chess_env.arena.schedule import (
     DEFAULT_LADDER,
     DEFAULT_MAX_PLIES,
@@ -136,7 +136,7 @@ def prepare(
     players: Sequence[str],
     *,
     anchors: Sequence[str] | None = None,
-    format: str = "round-robin",
+    format: Format = "round-robin",
     games_per_pair: int | None = None,
     openings: str = "default",
     analyse_depth: int | None = None,
@@ -199,7 +199,7 @@ def prepare(
         players=list(players),
         anchors=[spec for spec, _ in ladder],
         anchor_ratings={spec: rating for spec, rating in ladder if rating is not None},
-        format=format,  # type: ignore[arg-type]
+        format=format,
         games_per_pair=max(per_pair, 2),
         openings=str(openings),
         openings_digest=suite.digest,
@@ -333,15 +333,15 @@ async def _play_all(tournament: Tournament) -> None:
 @contextlib.contextmanager
 def _engine_executor(workers: int, needed: bool) -> Iterator[Executor]:
     if workers == 1 or not needed:
-        with ThreadPoolExecutor(max_workers=1) as executor:
-            yield executor
+        with ThreadPoolExecutor(max_workers=1) as thread:
+            yield thread
         return
     context = multiprocessing.get_context("spawn")
-    executor: Executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker)
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker)
     try:
-        yield executor
+        yield pool
     finally:
-        executor.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 _WORKER_POOL: PlayerPool | None = None

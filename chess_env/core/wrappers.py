@@ -138,13 +138,13 @@ class GymFogOfWar(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
         gym.ObservationWrapper.__init__(self, env)
         self._chess: ChessEnv = env.unwrapped
         inner = env.observation_space
-        self._dict = isinstance(inner, spaces.Dict)
-        if self._dict:
+        if isinstance(inner, spaces.Dict):
             _check_board_space(inner["board"], 'observation["board"]')
             self.observation_space = spaces.Dict({**inner, "board": fog_space()})
         else:
             _check_board_space(inner, "the observation")
             self.observation_space = fog_space()
+        self._dict = isinstance(inner, spaces.Dict)
 
     def observation(self, observation: Any) -> Any:
         chess_env = self._chess

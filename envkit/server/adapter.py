@@ -136,9 +136,17 @@ class EnvAdapter(Protocol):
     name: str
     description: str
     version: str
-    action_model: type[BaseModel]
-    observation_model: type[BaseModel]
-    state_model: type[EpisodeState]
+
+    # Read-only, so an adapter may name its own models (``action_model = ChessAction``): the
+    # server only reads them, and a settable member would have to be exactly type[BaseModel].
+    @property
+    def action_model(self) -> type[BaseModel]: ...
+
+    @property
+    def observation_model(self) -> type[BaseModel]: ...
+
+    @property
+    def state_model(self) -> type[EpisodeState]: ...
 
     def reset(self, *, seed: int | None = None, **options: Any) -> StepResult:
         """Start an episode; ``options`` are the extra fields of the reset request."""

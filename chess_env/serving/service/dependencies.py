@@ -11,7 +11,7 @@ they document.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Header
 from starlette.requests import HTTPConnection
@@ -61,9 +61,16 @@ def seat_token(
 Service = Annotated[ChessService, Depends(get_chess_service)]
 SeatToken = Annotated[str, Depends(seat_token)]
 
-NOT_FOUND = {404: {"model": ErrorResponse, "description": "Unknown game (SESSION_ERROR)"}}
-NOT_NOW = {409: {"model": ErrorResponse, "description": "Game over or aborted, or not your turn"}}
-SEAT_REFUSALS = {
+# FastAPI's type for a route's ``responses``: OpenAPI response objects by status code.
+_Responses = dict[int | str, dict[str, Any]]
+
+NOT_FOUND: _Responses = {
+    404: {"model": ErrorResponse, "description": "Unknown game (SESSION_ERROR)"}
+}
+NOT_NOW: _Responses = {
+    409: {"model": ErrorResponse, "description": "Game over or aborted, or not your turn"}
+}
+SEAT_REFUSALS: _Responses = {
     401: {"model": ErrorResponse, "description": f"No {SEAT_TOKEN_HEADER} (UNAUTHORIZED)"},
     403: {
         "model": ErrorResponse,

@@ -66,7 +66,8 @@ async def _forward(
     spectator leaves (``left``)."""
     while True:
         getting = asyncio.ensure_future(queue.get())
-        await asyncio.wait({getting, left}, return_when=asyncio.FIRST_COMPLETED)
+        either: set[asyncio.Future[Any]] = {getting, left}  # futures of two result types
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         if not getting.done():
             getting.cancel()
             return

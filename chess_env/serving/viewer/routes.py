@@ -20,7 +20,7 @@ import contextlib
 import functools
 import re
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 import chess.svg
 from fastapi import APIRouter, Depends, Query, Response
@@ -46,7 +46,9 @@ __all__ = [
     "replay_router",
 ]
 
-NOT_FOUND = {404: {"model": ErrorResponse, "description": "No such game (SESSION_ERROR)"}}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorResponse, "description": "No such game (SESSION_ERROR)"}
+}
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import cast
 
 from fastapi import FastAPI
 from starlette.datastructures import MutableHeaders
@@ -133,8 +134,11 @@ def allow_larger_body(app: FastAPI, path: str, max_bytes: int) -> None:
     if app.middleware_stack is not None:
         raise RuntimeError("allow_larger_body must be called before the app serves a request")
     for index, entry in enumerate(app.user_middleware):
-        if entry.cls is BodySizeLimit:
-            default = entry.kwargs.get("max_bytes", MAX_BODY_BYTES)
+        # starlette types an entry's class and keyword arguments by a ParamSpec that is bound
+        # only in Middleware.__init__, so mypy sees them as unrelated to BodySizeLimit's
+        factory: object = entry.cls
+        if factory is BodySizeLimit:
+            default = cast(int, entry.kwargs.get("max_bytes", MAX_BODY_BYTES))  # its int arg
             larger = {path: max(default, max_bytes)}
             app.user_middleware[index] = Middleware(
                 RouteBodyLimits, max_bytes=default, larger=larger
