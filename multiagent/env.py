@@ -141,7 +141,7 @@ class WorldEnv(ParallelEnv):
         self._dynamics = load_dynamics(self.config.engine.dynamics)
         self._validator = StateValidator(variables.agent_vars, variables.global_vars)
         self.action_definition = (
-            VariableDefinition(type="object", schema=self.config.actions)
+            VariableDefinition(type="object", schema_=self.config.actions)
             if self.config.actions
             else None
         )
@@ -150,7 +150,7 @@ class WorldEnv(ParallelEnv):
         self._observation_spaces = {a: self._layouts[a].space() for a in self.possible_agents}
         self._action_spaces = {a: self._make_action_space() for a in self.possible_agents}
         self._agent_definition = (
-            VariableDefinition(type="object", schema=variables.agent_vars)
+            VariableDefinition(type="object", schema_=variables.agent_vars)
             if variables.agent_vars
             else None
         )

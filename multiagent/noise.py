@@ -26,7 +26,7 @@ import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, count, repeat
-from operator import itemgetter
+from operator import getitem, itemgetter
 from typing import Any
 
 import numpy as np
@@ -604,7 +604,7 @@ def _walked(walk: tuple[str, VariableDefinition, Any, _Leaves], block: np.ndarra
         block[:, kinds == _CATEGORY].astype(np.int64).tolist(),
     ]
     labels = [c for c, k in zip(leaves.categories, leaves.kinds, strict=True) if k == _CATEGORY]
-    by_kind[_CATEGORY] = [list(map(list.__getitem__, labels, row)) for row in by_kind[_CATEGORY]]
+    by_kind[_CATEGORY] = [list(map(getitem, labels, row)) for row in by_kind[_CATEGORY]]
     return [
         _rebuild(definition, value, {k: iter(row[k]) for k in _KINDS})
         for row in zip(*by_kind, strict=True)

@@ -102,11 +102,13 @@ class ObservationLayout:
                 if own is not None
                 else zero_value(space["self"])
             )
+        others_space = space["others"]
+        assert isinstance(others_space, spaces.Dict)  # space() makes it a Dict by target
         others = {}
         for target, names in self.targets.items():
             seen = view.agents.get(target)
             if seen is None:
-                others[target] = zero_value(space["others"][target])
+                others[target] = zero_value(others_space[target])
             else:
                 others[target] = {
                     "_visible": _VISIBLE.copy(),

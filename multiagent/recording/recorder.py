@@ -223,7 +223,7 @@ class EpisodeRecorder:
             observability=self.plan.enabled,
             distribution="gaussian" if self.plan.gaussian else "uniform",
             cells=self.cells,
-            turns=self._turns,  # type: ignore[arg-type]  # validated into TurnDTOs here
+            turns=self._turns,  # validated into TurnDTOs here
             complete=self._complete,
         )
 

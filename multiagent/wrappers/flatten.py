@@ -18,7 +18,7 @@ steps of its bounds) or ``Box`` (all float fields).
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -147,6 +147,7 @@ class FlattenForSB3(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 )
         elif key in self._leaves:
             leaf = self._leaves[key]
+            assert leaf.shape is not None  # never None; gymnasium types Discrete's as optional
             stacked = np.zeros(leaf.shape, dtype=leaf.dtype)
             for position, item in enumerate(items):
                 stacked[position] = _leaf_value(_unstacked(space, self), item, self)
@@ -156,7 +157,7 @@ class FlattenForSB3(gym.Wrapper, gym.utils.RecordConstructorArgs):
         observation, info = self.env.reset(seed=seed, options=options)
         return self.observation(observation), info
 
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         observation, reward, terminated, truncated, info = self.env.step(self.action(action))
         return self.observation(observation), reward, terminated, truncated, info
 

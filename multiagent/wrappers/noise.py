@@ -148,9 +148,17 @@ class ParallelNoiseWrapper(BaseParallelWrapper):
         observations, infos = self.env.reset(seed=seed, options=options)
         return self._noisy(observations), infos
 
-    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        observations, *rest = self.env.step(actions)
-        return (self._noisy(observations), *rest)  # type: ignore[return-value]
+    def step(
+        self, actions: dict[str, Any]
+    ) -> tuple[
+        dict[str, Any],
+        dict[str, float],
+        dict[str, bool],
+        dict[str, bool],
+        dict[str, dict[str, Any]],
+    ]:
+        observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        return self._noisy(observations), rewards, terminations, truncations, infos
 
     def _noisy(self, observations: dict[str, Any]) -> dict[str, Any]:
         return {
