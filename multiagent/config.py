@@ -423,7 +423,7 @@ def resolve_dynamics(target: str) -> Callable[..., Any]:
     function = getattr(module, name)
     if not callable(function):
         raise ConfigError(f"{prefix} is not callable: {name} is of type {type(function).__name__}")
-    return function  # type: ignore[no-any-return]
+    return function
 
 
 def _import_failure(module_name: str, error: Exception) -> str:
@@ -507,12 +507,12 @@ def _cross_checks(config: SimulationConfig) -> list[str]:
         for var, value in agent.start_values.items():
             given_as = legacy[var] if var in legacy and var not in agent.initial_state else None
             path = f"agents[{index}]." + (given_as or f"initial_state.{var}")
-            defn = variables.agent_vars.get(var)
-            if defn is None:
+            declared = variables.agent_vars.get(var)
+            if declared is None:
                 problems.append(f"{path}: no agent variable named {var!r}")
                 continue
             try:
-                validate_value(defn, value, path)
+                validate_value(declared, value, path)
             except StateValidationError as error:
                 problems += [f"{p}: {m}" for p, m in error.errors]
     problems += _check_engine(config.engine)

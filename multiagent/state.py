@@ -76,14 +76,14 @@ def annotation_for(defn: VariableDefinition, name: str, struct: StructFactory) -
     """The type annotation that validates values of ``defn``; ``struct`` builds fixed schemas."""
     kind = defn.type
     if kind in ("float", "int"):
-        bounds = {k: v for k, v in {"ge": defn.min, "le": defn.max}.items() if v is not None}
         if kind == "float":
-            return Annotated[float, Field(allow_inf_nan=False, **bounds)]
-        return Annotated[int, Field(**{k: int(v) for k, v in bounds.items()})]
+            return Annotated[float, Field(allow_inf_nan=False, ge=defn.min, le=defn.max)]
+        low, high = (None if bound is None else int(bound) for bound in (defn.min, defn.max))
+        return Annotated[int, Field(ge=low, le=high)]
     if kind == "bool":
         return bool
     if kind == "categorical":
-        return Literal[tuple(defn.values or ())]  # type: ignore[valid-type]
+        return Literal[tuple(defn.values or ())]
     if kind == "str":
         limit = defn.max_length or MAX_STR_LENGTH
         text: Any = Annotated[str, Field(max_length=limit)]
@@ -100,7 +100,7 @@ def annotation_for(defn: VariableDefinition, name: str, struct: StructFactory) -
     if kind == "dict":
         key: Any = str if defn.key_type == "str" else int
         if defn.keys is not None:  # declared keys: no others may appear
-            key = Literal[tuple(defn.keys)]  # type: ignore[valid-type]
+            key = Literal[tuple(defn.keys)]
         value = annotation_for(defn.value_type, f"{name}_value", struct)  # type: ignore[arg-type]
         return Annotated[dict[key, value], Field(max_length=MAX_DICT_ITEMS)]  # type: ignore[valid-type]
     if kind == "list":
@@ -126,17 +126,17 @@ def _model_struct(
         # A field named like a BaseModel attribute ("dict", "json", "model_config") gets a safe
         # attribute name; its alias keeps the user's name in data and dumps.
         attribute = f"{field}_" if hasattr(BaseModel, field) else field
-        alias = {"alias": field} if attribute != field else {}
+        alias = field if attribute != field else None
         default = child.derived_default()
         if default is None:
-            spec[attribute] = (Optional[annotation], Field(None, **alias))  # noqa: UP045
+            spec[attribute] = (Optional[annotation], Field(None, alias=alias))  # noqa: UP045
         elif defaults:
             # Bind this field's own default now: a closure over the loop variable would hand
             # every field the last one (the reference design's bug).
             factory = partial(copy.deepcopy, default)
-            spec[attribute] = (annotation, Field(default_factory=factory, **alias))
+            spec[attribute] = (annotation, Field(default_factory=factory, alias=alias))
         else:
-            spec[attribute] = (annotation, Field(..., **alias))
+            spec[attribute] = (annotation, Field(..., alias=alias))
     return create_model(_model_name(name), __config__=_MODEL_CONFIG, **spec)
 
 
@@ -150,7 +150,8 @@ def _typeddict_struct(
                 else NotRequired[Optional[annotation]])  # noqa: UP045
         for field, (annotation, child) in fields.items()
     }  # fmt: skip
-    struct = TypedDict(_model_name(name), annotations)  # type: ignore[operator]
+    # A TypedDict made at run time from the definitions: mypy reads only literal ones.
+    struct = TypedDict(_model_name(name), annotations)  # type: ignore[misc]
     struct.__pydantic_config__ = config  # type: ignore[attr-defined]
     return struct
 
@@ -404,10 +405,10 @@ def _too_long(error: Any, path: str) -> str:
         return (f"String exceeds maximum length of {limit} characters (got {got} characters) "
                 f"at field '{path}'")  # fmt: skip
     kind = context.get("field_type", "Collection")
-    got = context.get("actual_length")
-    if got is None:  # pydantic leaves it out for dicts
-        got = len(error["input"]) if hasattr(error.get("input"), "__len__") else "more"
-    return f"{kind} exceeds maximum size of {limit} items (got {got} items) at field '{path}'"
+    size = context.get("actual_length")
+    if size is None:  # pydantic leaves it out for dicts
+        size = len(error["input"]) if hasattr(error.get("input"), "__len__") else "more"
+    return f"{kind} exceeds maximum size of {limit} items (got {size} items) at field '{path}'"
 
 
 def format_errors(

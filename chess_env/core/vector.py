@@ -21,13 +21,23 @@ from typing import Any
 
 import chess
 import numpy as np
+from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from chess_env.core.batch_encoding import BoardBatch, boards_to_fens, boards_to_tensor
 from chess_env.core.encoding import ACTION_SIZE, UCI_OF_KEY, move_key
-from chess_env.core.env import MATERIAL_REWARD_SCALE, ChessEnv, ObsMode
+from chess_env.core.env import (
+    MATERIAL_REWARD_SCALE,
+    ChessEnv,
+    EnvPerspective,
+    IllegalAction,
+    ObsMode,
+    RenderMode,
+    RewardShaping,
+)
+from chess_env.core.episode import AgentColor
 from chess_env.core.opponents import Opponent
 from chess_env.core.rules import DEFAULT_MAX_PLIES, ChessGame
 from chess_env.errors import IllegalActionError
@@ -200,14 +210,14 @@ class ChessVectorEnv(VectorEnv):
         self,
         num_envs: int = 1,
         opponent: str | Opponent | Callable[[chess.Board], chess.Move] = "random",
-        agent_color: str = "white",
-        perspective: str = "side_to_move",
+        agent_color: AgentColor = "white",
+        perspective: EnvPerspective = "side_to_move",
         obs_mode: ObsMode = "board",
-        reward_shaping: str | None = None,
-        illegal_action: str = "raise",
+        reward_shaping: RewardShaping | None = None,
+        illegal_action: IllegalAction = "raise",
         max_plies: int | None = DEFAULT_MAX_PLIES,
         claim_draws: bool = True,
-        render_mode: str | None = None,
+        render_mode: RenderMode | None = None,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
@@ -319,7 +329,7 @@ class ChessVectorEnv(VectorEnv):
         for env in self.envs:
             env.close()
 
-    @property
+    @property  # type: ignore[misc]  # read-only: one generator per game, as SyncVectorEnv's
     def np_random(self) -> tuple[np.random.Generator, ...]:  # type: ignore[override]
         """Each game's generator (as ``SyncVectorEnv``)."""
         return self.get_attr("np_random")
@@ -385,6 +395,7 @@ class ChessVectorEnv(VectorEnv):
         if not self._obs_is_dict:
             return self._boards.copy()
         parts = {"board": self._boards, "action_mask": self._masks}
+        assert isinstance(self.single_observation_space, spaces.Dict)  # obs_mode="dict"
         return {key: parts[key].copy() for key in self.single_observation_space.spaces}
 
     def _action_list(self, actions: Any) -> list[Any]:
