@@ -72,7 +72,7 @@ docs: $(VENV)/.extras-docs
 	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(BIN)/python -m mkdocs build --strict --quiet
 
 # ruff, and mypy over the four packages (its settings are pyproject.toml's [tool.mypy]).
-lint: $(VENV)/.extras-train,server,dev
+lint: $(VENV)/.extras-train,server,dev,compat
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy chess_env multiagent envkit training
