@@ -27,7 +27,7 @@ import numpy as np
 
 from benchmarks.machine import machine_line
 from training.config import PPOConfig
-from training.dto import PPOTrainingResultDTO
+from training.dto import PPOTrainingResult
 from training.envs import env_factory
 from training.ppo import ppo_config, run_ppo
 
@@ -64,7 +64,7 @@ def train_config(timesteps: int, seed: int, vec_env: str) -> PPOConfig:
     )
 
 
-def train(timesteps: int, seed: int, vec_env: str) -> tuple[Any, PPOTrainingResultDTO]:
+def train(timesteps: int, seed: int, vec_env: str) -> tuple[Any, PPOTrainingResult]:
     """The trained model and the run's result (wall time and steps/s of ``learn()``)."""
     run = run_ppo(train_config(timesteps, seed, vec_env))
     return run.model, run.result
@@ -105,7 +105,7 @@ def cell(values: np.ndarray, resamples: np.ndarray, digits: int) -> str:
     return f"{values.mean():.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
-def print_table(ppo: Outcome, random: Outcome, result: PPOTrainingResultDTO, seed: int) -> None:
+def print_table(ppo: Outcome, random: Outcome, result: PPOTrainingResult, seed: int) -> None:
     episodes = len(ppo[0])
     resamples = np.random.default_rng(seed).integers(episodes, size=(RESAMPLES, episodes))
     rows = {

@@ -40,7 +40,7 @@ from benchmarks.machine import machine_line
 from chess_env.serving.app import ChessAction, ChessAdapter, create_chess_app
 from envkit.client import WSEnvClient
 from envkit.client.sync_socket import SyncWebSocket
-from envkit.server import StepResult, make_server
+from envkit.server import AdapterResult, make_server
 from envkit.server.busy_poll import BusyPoll
 from envkit.server.jsontext import dumps, loads
 
@@ -321,7 +321,7 @@ def envkit_client_contender(address: str) -> Contender:
 
 
 def result_payload(result: Any) -> dict[str, Any]:
-    """What ``play`` reads of a client's ``StepResult``."""
+    """What ``play`` reads of a client's ``AdapterResult``."""
     return {"observation": result.observation, "done": result.done}
 
 
@@ -409,7 +409,7 @@ def openenv_app() -> FastAPI:
             return self._observe(result)
 
         @staticmethod
-        def _observe(result: StepResult) -> OpenEnvChessObservation:
+        def _observe(result: AdapterResult) -> OpenEnvChessObservation:
             return OpenEnvChessObservation.model_construct(
                 result.observation.model_fields_set | {"reward", "done", "metadata"},
                 **dict(result.observation),

@@ -39,7 +39,7 @@ from chess_env.core.encoding import encode_move
 from chess_env.core.rules import ChessGame
 from training.annealing import anneal
 from training.config import AnnealConfig, load_training_config
-from training.dto import AnnealSummaryDTO, EvaluationResultDTO
+from training.dto import AnnealSummary, EvaluationResult
 from training.evaluation import evaluate
 from training.ppo import train_ppo
 
@@ -53,7 +53,7 @@ QUICK = [
 ]
 
 
-def row(name: str, evaluation: EvaluationResultDTO, seconds: float | None) -> str:
+def row(name: str, evaluation: EvaluationResult, seconds: float | None) -> str:
     wall = f"{seconds:,.0f} s" if seconds is not None else "-"
     return (
         f"| {name} | {evaluation.score:.3f} [{evaluation.score_low:.3f}, "
@@ -86,11 +86,11 @@ STRONG_QUICK = [
 TARGET_SCORE, TARGET_MATES, TARGET_CPU_MINUTES = 0.90, 0.80, 30.0
 
 
-def wdl(evaluation: EvaluationResultDTO) -> str:
+def wdl(evaluation: EvaluationResult) -> str:
     return f"{evaluation.wins}/{evaluation.draws}/{evaluation.losses}"
 
 
-def stage_rows(summary: AnnealSummaryDTO) -> list[str]:
+def stage_rows(summary: AnnealSummary) -> list[str]:
     """One row per stage: what it trained on and its evaluation match."""
     rows = [
         "| stage | measure | W/D/L | score | stalemates | repetitions |",

@@ -1,6 +1,6 @@
 """Partially observable multi-agent worlds defined in YAML, as PettingZoo envs.
 
-- ``load_config(path | dict)`` -> ``SimulationConfig`` (``ConfigError`` names the field path);
+- ``load_config(path | dict)`` -> ``SimulationConfig`` (``WorldConfigError`` names the field path);
   ``VariableDefinition``: typed variables (float, int, bool, categorical, dict, list, tuple,
   str, object).
 - ``parallel_env(config)`` / ``aec_env(config)``: the world, ground truth; wrappers in
@@ -12,20 +12,20 @@
 
 from multiagent.config import ObservabilityLevel, SimulationConfig, load_config
 from multiagent.env import DynamicsError, WorldEnv, aec_env, parallel_env
-from multiagent.errors import CircularSchemaError, ConfigError, StateValidationError
+from multiagent.errors import CircularSchemaError, StateValidationError, WorldConfigError
 from multiagent.state import create_agent_state_model, create_global_state_model
 from multiagent.variables import VariableDefinition
 from multiagent.world_state import Transition, WorldState
 
 __all__ = [
     "CircularSchemaError",
-    "ConfigError",
     "DynamicsError",
     "ObservabilityLevel",
     "SimulationConfig",
     "StateValidationError",
     "Transition",
     "VariableDefinition",
+    "WorldConfigError",
     "WorldEnv",
     "WorldState",
     "aec_env",

@@ -5,7 +5,7 @@ Sections: ``simulation``, ``agents``, ``state_variables`` (``agent_vars``, ``glo
 (``dynamics: "package.module:function"``, imported at load so a world that cannot run never
 loads; its other keys are parameters for the dynamics) and ``observability``. The ``validator``,
 ``llm`` and ``logging`` sections of older configs are kept as given, for LLM runners. Every
-rejection is a ``ConfigError`` naming the field path; a value outside a fixed set (a level, a
+rejection is a ``WorldConfigError`` naming the field path; a value outside a fixed set (a level, a
 type, a distribution) is named with every allowed value.
 """
 
@@ -32,7 +32,12 @@ from pydantic import (
     model_validator,
 )
 
-from multiagent.errors import CircularSchemaError, ConfigError, StateValidationError, not_one_of
+from multiagent.errors import (
+    CircularSchemaError,
+    StateValidationError,
+    WorldConfigError,
+    not_one_of,
+)
 from multiagent.state import validate_value
 from multiagent.variables import (
     MAX_DICT_DEPTH,
@@ -43,7 +48,7 @@ from multiagent.variables import (
 )
 
 __all__ = [
-    "AgentConfig",
+    "AgentDefinition",
     "DefaultObservability",
     "EngineConfig",
     "ObservabilityConfig",
@@ -102,7 +107,7 @@ class SimulationSettings(BaseModel):
         ...              "agents": [{"name": "A"}]})
         Traceback (most recent call last):
         ...
-        multiagent.errors.ConfigError: simulation.max_turns: Input should be greater than ...
+        multiagent.errors.WorldConfigError: simulation.max_turns: Input should be greater than ...
     """
 
     model_config = _STRICT
@@ -113,13 +118,13 @@ class SimulationSettings(BaseModel):
     termination: dict[str, float] | None = Field(None, description="Legacy stop bounds")
 
 
-class AgentConfig(BaseModel):
+class AgentDefinition(BaseModel):
     """One entry of ``agents``: a unique name, a free label and the values it starts with.
 
     Older configs give start values as ``initial_<variable>`` keys; ``start_values`` merges them.
 
     Example:
-        >>> agent = AgentConfig(name="Trader_1", initial_state={"gold": 50}, initial_food=3)
+        >>> agent = AgentDefinition(name="Trader_1", initial_state={"gold": 50}, initial_food=3)
         >>> agent.start_values
         {'food': 3, 'gold': 50}
     """
@@ -262,7 +267,7 @@ class SimulationConfig(BaseModel):
 
     model_config = _STRICT
     simulation: SimulationSettings
-    agents: list[AgentConfig] = Field(min_length=1)
+    agents: list[AgentDefinition] = Field(min_length=1)
     state_variables: StateVariablesConfig = Field(
         default_factory=lambda: StateVariablesConfig.model_validate(
             {"agent_vars": _LEGACY_AGENT_VARS}
@@ -290,7 +295,7 @@ class SimulationConfig(BaseModel):
 
 
 def load_config(source: str | Path | Mapping[str, Any]) -> SimulationConfig:
-    """A ``SimulationConfig`` from a YAML file path or a dict, or a ``ConfigError``.
+    """A ``SimulationConfig`` from a YAML file path or a dict, or a ``WorldConfigError``.
 
     Example:
         >>> config = load_config({"simulation": {"name": "demo", "max_turns": 5},
@@ -300,15 +305,15 @@ def load_config(source: str | Path | Mapping[str, Any]) -> SimulationConfig:
     """
     data = _read(source) if isinstance(source, (str, Path)) else source
     if not isinstance(data, Mapping):
-        raise ConfigError(f"a config must be a mapping of sections, got {type(data).__name__}")
+        raise WorldConfigError(f"a config must be a mapping of sections, got {type(data).__name__}")
     _reject_cycles(data)
     try:
         config = SimulationConfig.model_validate(data)
     except ValidationError as error:
-        raise ConfigError(_describe(error)) from None
+        raise WorldConfigError(_describe(error)) from None
     problems = _cross_checks(config)
     if problems:
-        raise ConfigError("\n".join(problems))
+        raise WorldConfigError("\n".join(problems))
     return config
 
 
@@ -316,14 +321,14 @@ def _read(path: str | Path) -> Any:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
-        raise ConfigError(f"cannot read config {str(path)!r}: {error.strerror}") from None
+        raise WorldConfigError(f"cannot read config {str(path)!r}: {error.strerror}") from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(error, "problem", None) or str(error)
-        raise ConfigError(f"YAML syntax error in {str(path)!r}{where}: {problem}") from None
+        raise WorldConfigError(f"YAML syntax error in {str(path)!r}{where}: {problem}") from None
 
 
 def _path(loc: tuple[Any, ...]) -> str:
@@ -396,7 +401,7 @@ def _describe(error: ValidationError) -> str:
 
 
 def resolve_dynamics(target: str) -> Callable[..., Any]:
-    """The function ``"package.module:function"`` names, or a ``ConfigError`` saying why not.
+    """The function ``"package.module:function"`` names, or a ``WorldConfigError`` saying why not.
 
     Example:
         >>> resolve_dynamics("multiagent.worlds.forage:dynamics").__name__
@@ -404,7 +409,7 @@ def resolve_dynamics(target: str) -> Callable[..., Any]:
         >>> resolve_dynamics("multiagent.worlds.forage:dynamic")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        multiagent.errors.ConfigError: engine.dynamics: ...; did you mean 'dynamics'?
+        multiagent.errors.WorldConfigError: engine.dynamics: ...; did you mean 'dynamics'?
     """
     module_name, _, name = target.partition(":")
     prefix = f"engine.dynamics: {target!r}"
@@ -412,17 +417,19 @@ def resolve_dynamics(target: str) -> Callable[..., Any]:
         module = importlib.import_module(module_name)
     except Exception as error:  # a module's own code may raise anything while it loads
         reason = _import_failure(module_name, error)
-        raise ConfigError(f"{prefix} cannot be imported: {reason}") from error
+        raise WorldConfigError(f"{prefix} cannot be imported: {reason}") from error
     if not hasattr(module, name):
         public = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")]
         hint = difflib.get_close_matches(name, public, n=1)
-        raise ConfigError(
+        raise WorldConfigError(
             f"{prefix} cannot be imported: module {module_name!r} has no attribute {name!r}"
             + (f"; did you mean {hint[0]!r}?" if hint else "")
         )
     function = getattr(module, name)
     if not callable(function):
-        raise ConfigError(f"{prefix} is not callable: {name} is of type {type(function).__name__}")
+        raise WorldConfigError(
+            f"{prefix} is not callable: {name} is of type {type(function).__name__}"
+        )
     return function
 
 
@@ -499,7 +506,7 @@ def _cross_checks(config: SimulationConfig) -> list[str]:
     for index, agent in enumerate(config.agents):
         legacy = agent.legacy_keys
         for key in sorted(set(agent.model_extra or {}) - set(legacy.values())):
-            hint = difflib.get_close_matches(key, list(AgentConfig.model_fields), n=1)
+            hint = difflib.get_close_matches(key, list(AgentDefinition.model_fields), n=1)
             problems.append(
                 f"agents[{index}].{key}: unknown key"
                 + (f"; did you mean '{hint[0]}'?" if hint else "")
@@ -528,7 +535,7 @@ def _check_engine(engine: EngineConfig) -> list[str]:
     if engine.dynamics is not None:
         try:
             resolve_dynamics(engine.dynamics)
-        except ConfigError as error:
+        except WorldConfigError as error:
             problems.append(str(error))
     return problems
 

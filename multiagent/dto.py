@@ -1,6 +1,6 @@
 """What a multi-agent world hands out: observations for one observer, and whole-state snapshots.
 
-- ``AgentObservationDTO`` / ``GlobalObservationDTO``: one target's visible variables as the observer
+- ``AgentObservation`` / ``GlobalObservation``: one target's visible variables as the observer
   sees them (after visibility filtering and noise), with the level and noise they were seen at.
 - ``ObservationEnvelope``: everything one observer sees on one turn; ``to_text()`` for prompts.
 - ``SimulationSnapshot`` (schema version 2): the ground truth plus the random generators' states,
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 __all__ = [
     "SNAPSHOT_MIGRATIONS",
     "UNKNOWN",
-    "AgentObservationDTO",
-    "GlobalObservationDTO",
+    "AgentObservation",
+    "GlobalObservation",
     "ObservationEnvelope",
     "SimulationSnapshot",
     "VisibleLevel",
@@ -41,18 +41,18 @@ VisibleLevel = Literal["external", "insider"]
 UNKNOWN = "unknown"  # config identity of a snapshot taken before it was recorded
 
 
-class AgentObservationDTO(FrozenDTO):
+class AgentObservation(FrozenDTO):
     """One target agent as the observer sees it.
 
     Example:
-        >>> seen = AgentObservationDTO(name="Trader_2", variables={"gold": 31.5}, level="external",
+        >>> seen = AgentObservation(name="Trader_2", variables={"gold": 31.5}, level="external",
         ...                            noise=0.1)
         >>> seen.model_dump(exclude={"schema_version"})
         {'name': 'Trader_2', 'variables': {'gold': 31.5}, 'level': 'external', 'noise': 0.1}
-        >>> AgentObservationDTO(name="Trader_3", variables={}, level="unaware", noise=0)
+        >>> AgentObservation(name="Trader_3", variables={}, level="unaware", noise=0)
         Traceback (most recent call last):
         ...
-        pydantic_core._pydantic_core.ValidationError: 1 validation error for AgentObservationDTO
+        pydantic_core._pydantic_core.ValidationError: 1 validation error for AgentObservation
         level
           Input should be 'external' or 'insider' ...
     """
@@ -65,11 +65,11 @@ class AgentObservationDTO(FrozenDTO):
     noise: float = Field(ge=0.0, description="The noise factor applied to numeric variables")
 
 
-class GlobalObservationDTO(FrozenDTO):
+class GlobalObservation(FrozenDTO):
     """The global state as the observer sees it.
 
     Example:
-        >>> context = GlobalObservationDTO(variables={"season": "winter"}, level="insider", noise=0)
+        >>> context = GlobalObservation(variables={"season": "winter"}, level="insider", noise=0)
         >>> print(ObservationEnvelope(turn=3, observer="A", global_context=context).to_text())
         Turn 3, observer A
         Agents: none observed
@@ -87,7 +87,7 @@ class ObservationEnvelope(FrozenDTO):
     """Everything one observer sees on one turn: the unit handed to a policy or an LLM.
 
     Example:
-        >>> seen = AgentObservationDTO(name="B", variables={"gold": 3}, level="external", noise=0)
+        >>> seen = AgentObservation(name="B", variables={"gold": 3}, level="external", noise=0)
         >>> print(ObservationEnvelope(turn=2, observer="A", agents={"B": seen}).to_text())
         Turn 2, observer A
         Agents:
@@ -97,10 +97,10 @@ class ObservationEnvelope(FrozenDTO):
 
     turn: int = Field(ge=0, description="The turn the observation was made on")
     observer: str = Field(min_length=1, description="The observing agent")
-    agents: dict[str, AgentObservationDTO] = Field(
+    agents: dict[str, AgentObservation] = Field(
         default_factory=dict, description="Observed agents by name; unaware targets are absent"
     )
-    global_context: GlobalObservationDTO | None = Field(
+    global_context: GlobalObservation | None = Field(
         None, description="The observed global state, or None when the observer is unaware of it"
     )
 

@@ -36,7 +36,7 @@ from multiagent.dto import SimulationSnapshot
 from multiagent.errors import StateValidationError
 from multiagent.observability import ObservabilityPlan, observe_all
 from multiagent.observation_layout import ObservationLayout
-from multiagent.recording import EpisodeLogDTO, EpisodeRecorder, Record
+from multiagent.recording import EpisodeLog, EpisodeRecorder, Record
 from multiagent.spaces import from_space_value, ordered_dict, space_for, to_space_value
 from multiagent.state import (
     StateValidator,
@@ -65,7 +65,7 @@ def _static(
 
 def load_dynamics(target: str | None) -> Dynamics:
     """The function named ``"package.module:function"`` (the no-op dynamics for None), resolved
-    as ``load_config`` checked it; a ``ConfigError`` when it cannot be."""
+    as ``load_config`` checked it; a ``WorldConfigError`` when it cannot be."""
     return _static if target is None else resolve_dynamics(target)
 
 
@@ -161,7 +161,7 @@ class WorldEnv(ParallelEnv):
         self.recorder = None if record is None else EpisodeRecorder(self, self.plan, record)
 
     @property
-    def episode_log(self) -> EpisodeLogDTO | None:
+    def episode_log(self) -> EpisodeLog | None:
         """With ``record``, the episode since the last reset; otherwise None."""
         return None if self.recorder is None else self.recorder.episode_log
 

@@ -7,14 +7,19 @@ import difflib
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["CircularSchemaError", "ConfigError", "StateValidationError", "not_one_of"]
+from envkit.errors import ConfigError
+
+__all__ = ["CircularSchemaError", "StateValidationError", "WorldConfigError", "not_one_of"]
 
 
-class ConfigError(ValueError):
-    """A world definition (YAML or dict) that cannot load; the message names every bad path."""
+class WorldConfigError(ConfigError):
+    """A world definition (YAML or dict) that cannot load; the message names every bad path.
+
+    An ``envkit.errors.ConfigError`` (the base of every package's configuration errors), so a
+    ``ValueError``."""
 
 
-class CircularSchemaError(ConfigError):
+class CircularSchemaError(WorldConfigError):
     """Object schemas that contain themselves (reachable through YAML anchors and aliases)."""
 
 

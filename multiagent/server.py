@@ -41,10 +41,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from envkit.schema import Issue, Schema, tool_definition, validate
 from envkit.server import (
+    AdapterResult,
     EpisodeState,
     EpisodeStateError,
     InvalidInputError,
-    StepResult,
     ToolSpec,
     create_app,
     make_server,
@@ -62,9 +62,9 @@ __all__ = [
     "InvalidActionError",
     "WorldAction",
     "WorldAdapter",
+    "WorldEpisodeState",
     "WorldObservation",
     "WorldResetOptions",
-    "WorldState",
     "create_world_app",
     "serve",
 ]
@@ -172,13 +172,13 @@ class WorldObservation(BaseModel):
     text: str | None = Field(None, description="The envelope as prompt text; only if asked")
 
 
-class WorldState(EpisodeState):
+class WorldEpisodeState(EpisodeState):
     """The session's state; never the ground truth, which would leak what the seat cannot see.
 
     Example:
         >>> adapter = WorldAdapter("forage")
         >>> _ = adapter.reset(seed=3, agent="Forager_1")
-        >>> state = WorldState(**adapter.state())
+        >>> state = WorldEpisodeState(**adapter.state())
         >>> state.world, state.agent, state.turn, state.seed, state.policies["Forager_2"]
         ('forage', 'Forager_1', 0, 3, 'random')
     """
@@ -219,7 +219,7 @@ class WorldAdapter:
         self.signature: Schema = action_signature(self.config.actions)
         self.action_model = _action_model(self.name, self.signature)
         self.observation_model = WorldObservation
-        self.state_model = WorldState
+        self.state_model = WorldEpisodeState
         self.plan = ObservabilityPlan(self.config)
         self._env: WorldEnv | None = None
         self._seat = ""
@@ -227,7 +227,7 @@ class WorldAdapter:
         self._include_text = False
         self._done = False
 
-    def reset(self, *, seed: int | None = None, **options: Any) -> StepResult:
+    def reset(self, *, seed: int | None = None, **options: Any) -> AdapterResult:
         parsed = WorldResetOptions.model_validate(options)
         agents = self.config.agent_names
         seat = parsed.agent if parsed.agent is not None else agents[0]
@@ -250,7 +250,7 @@ class WorldAdapter:
         self._include_text = parsed.include_text
         return self._result(None, {})
 
-    def step(self, action: BaseModel) -> StepResult:
+    def step(self, action: BaseModel) -> AdapterResult:
         env = self._live_env()
         checked = validate(self.signature, _plain(action), mode="strict", direction="input")
         if not checked.ok:
@@ -296,7 +296,7 @@ class WorldAdapter:
             )
         ]
 
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> StepResult:
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> AdapterResult:
         return self.step(self.action_model.model_validate(arguments))
 
     def close(self) -> None:
@@ -311,7 +311,7 @@ class WorldAdapter:
             )
         return self._env
 
-    def _result(self, reward: float | None, extra: dict[str, Any]) -> StepResult:
+    def _result(self, reward: float | None, extra: dict[str, Any]) -> AdapterResult:
         env = self._env
         assert env is not None and env.world is not None
         views = observe_all(env.world, self.plan, seed=env.seed_value, observers=[self._seat])
@@ -324,7 +324,7 @@ class WorldAdapter:
         }
         if self._include_text:
             fields["text"] = envelope.to_text()
-        return StepResult(WorldObservation(**fields), reward, self._done, extra)
+        return AdapterResult(WorldObservation(**fields), reward, self._done, extra)
 
 
 def _plain(action: BaseModel) -> dict[str, Any]:

@@ -92,7 +92,7 @@ def check_partial_observability(out: Outputs) -> None:
 
 def check_training(out: Outputs) -> None:
     assert "status " in out.text
-    assert "BCTrainingResultDTO" in out.text and "PPOTrainingResultDTO" in out.text
+    assert "BCTrainingResult" in out.text and "PPOTrainingResult" in out.text
     assert "2000 positions by alphabeta:1" in out.text
     assert "loads back equal: True" in out.text
     assert "frozen: Instance is frozen" in out.text

@@ -1,9 +1,9 @@
 """Training: PPO / MaskablePPO, behaviour cloning, the BC-then-PPO anneal, evaluation.
 
-- ``train_ppo(env, ...) -> PPOTrainingResultDTO`` (``training.ppo``)
-- ``train_bc(config, ...) -> BCTrainingResultDTO`` (``training.bc``)
-- ``anneal(config, ...) -> AnnealSummaryDTO`` (``training.annealing``)
-- ``evaluate(agent, opponent, ...) -> EvaluationResultDTO`` (``training.evaluation``)
+- ``train_ppo(env, ...) -> PPOTrainingResult`` (``training.ppo``)
+- ``train_bc(config, ...) -> BCTrainingResult`` (``training.bc``)
+- ``anneal(config, ...) -> AnnealSummary`` (``training.annealing``)
+- ``evaluate(agent, opponent, ...) -> EvaluationResult`` (``training.evaluation``)
 - ``load_model(path)``: a model the runs saved (``artifacts.model``), PPO or MaskablePPO
   (``training.sb3_models``)
 - the DTOs (``training.dto``) and configs (``training.config``); ``python -m training`` runs the
@@ -23,13 +23,13 @@ from envkit.command_line import MissingExtraError
 
 __all__ = [
     "AnnealConfig",
-    "AnnealSummaryDTO",
+    "AnnealSummary",
     "BCConfig",
-    "BCTrainingResultDTO",
+    "BCTrainingResult",
     "EvalConfig",
-    "EvaluationResultDTO",
+    "EvaluationResult",
     "PPOConfig",
-    "PPOTrainingResultDTO",
+    "PPOTrainingResult",
     "anneal",
     "evaluate",
     "load_model",
@@ -46,10 +46,10 @@ _HOMES = {
     **dict.fromkeys(("AnnealConfig", "BCConfig", "EvalConfig", "PPOConfig"), "training.config"),
     **dict.fromkeys(
         (
-            "AnnealSummaryDTO",
-            "BCTrainingResultDTO",
-            "EvaluationResultDTO",
-            "PPOTrainingResultDTO",
+            "AnnealSummary",
+            "BCTrainingResult",
+            "EvaluationResult",
+            "PPOTrainingResult",
         ),
         "training.dto",
     ),

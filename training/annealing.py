@@ -33,13 +33,13 @@ from training.bc import bc_dataset, bc_model, train_bc
 from training.config import AnnealConfig, BCConfig, resolve_out_dir
 from training.curves import EpisodePoint, EvalPoint, plot_learning_curve
 from training.dto import (
-    AnnealStageResultDTO,
+    AnnealStageResult,
     AnnealStatus,
-    AnnealSummaryDTO,
-    ArtifactsDTO,
-    BCTrainingResultDTO,
-    EvaluationResultDTO,
-    PPOTrainingResultDTO,
+    AnnealSummary,
+    Artifacts,
+    BCTrainingResult,
+    EvaluationResult,
+    PPOTrainingResult,
 )
 from training.evaluation import evaluate
 from training.platform import platform_record
@@ -78,7 +78,7 @@ class _Curve:
     def mark(self, cycle: int, mode: str) -> None:
         self.stages.append((self.offset, f"{cycle}: {mode}"))
 
-    def add_evaluation(self, evaluation: EvaluationResultDTO | None) -> None:
+    def add_evaluation(self, evaluation: EvaluationResult | None) -> None:
         if evaluation is not None:
             self.evaluations.append(
                 EvalPoint(
@@ -106,11 +106,11 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def _score(result: BCTrainingResultDTO | PPOTrainingResultDTO) -> float | None:
+def _score(result: BCTrainingResult | PPOTrainingResult) -> float | None:
     return result.evaluation.score if result.evaluation is not None else None
 
 
-def anneal(config: AnnealConfig | None = None, **overrides: Any) -> AnnealSummaryDTO:
+def anneal(config: AnnealConfig | None = None, **overrides: Any) -> AnnealSummary:
     """Run ``config.schedule`` (default: bc, ppo) on chess; see the module docstring.
 
     ``overrides`` replace top-level fields of the config, e.g. ``schedule=("bc", "ppo", "ppo")``
@@ -134,7 +134,7 @@ def anneal(config: AnnealConfig | None = None, **overrides: Any) -> AnnealSummar
             final = _final(config, model, run)
             curve.add_evaluation(final)
         artifacts = _save(config, run, model if final is not None else None, curve)
-        summary = AnnealSummaryDTO(
+        summary = AnnealSummary(
             status=status,
             stages=tuple(stages),
             baselines=baselines,
@@ -152,10 +152,10 @@ def anneal(config: AnnealConfig | None = None, **overrides: Any) -> AnnealSummar
 
 def _save(
     config: AnnealConfig, run: Path, model: PPO | MaskablePPO | None, curve: _Curve
-) -> ArtifactsDTO:
+) -> Artifacts:
     """The kept model and the curve in ``out_dir`` (nothing without one)."""
     if config.out_dir is None:
-        return ArtifactsDTO()
+        return Artifacts()
     paths = {"directory": str(run), "result": str(run / "summary.json")}
     if model is not None:
         model.save(run / "model.zip")
@@ -171,7 +171,7 @@ def _save(
             eval_label=f"score vs {config.eval_opponent}",
         )
         paths["curve"] = str(png)
-    return ArtifactsDTO.model_validate(paths)
+    return Artifacts.model_validate(paths)
 
 
 @dataclass
@@ -181,19 +181,19 @@ class _State:
     model: PPO | MaskablePPO | None = None
     dataset: BCDataset | None = None
     aggregate: BCDataset | None = None
-    previous: BCTrainingResultDTO | PPOTrainingResultDTO | None = None
+    previous: BCTrainingResult | PPOTrainingResult | None = None
 
 
 def _run_stages(
     config: AnnealConfig, run: Path, curve: _Curve
-) -> tuple[list[AnnealStageResultDTO], PPO | MaskablePPO | None, AnnealStatus]:
+) -> tuple[list[AnnealStageResult], PPO | MaskablePPO | None, AnnealStatus]:
     """The stages in order, the model kept at the end, and FAIL if a BC stage stopped the run."""
-    stages: list[AnnealStageResultDTO] = []
+    stages: list[AnnealStageResult] = []
     state = _State()
     for cycle, mode in enumerate(config.schedule):
         folder = run / f"stage-{cycle}-{mode}"
         curve.mark(cycle, mode)
-        result: BCTrainingResultDTO | PPOTrainingResultDTO
+        result: BCTrainingResult | PPOTrainingResult
         if mode == "bc":
             result = _bc(config, folder, state)
             stage = _bc_stage(cycle, result, config.bc_accuracy_threshold)
@@ -219,7 +219,7 @@ def _stage_bc_config(config: AnnealConfig, folder: Path) -> BCConfig:
     )
 
 
-def _bc(config: AnnealConfig, folder: Path, state: _State) -> BCTrainingResultDTO:
+def _bc(config: AnnealConfig, folder: Path, state: _State) -> BCTrainingResult:
     bc_config = _stage_bc_config(config, folder)
     if state.model is None:
         state.model = bc_model(bc_config)
@@ -230,7 +230,7 @@ def _bc(config: AnnealConfig, folder: Path, state: _State) -> BCTrainingResultDT
 
 def _judged_stage(
     config: AnnealConfig, cycle: int, folder: Path, state: _State, curve: _Curve
-) -> tuple[BCTrainingResultDTO | PPOTrainingResultDTO, AnnealStageResultDTO]:
+) -> tuple[BCTrainingResult | PPOTrainingResult, AnnealStageResult]:
     """A DAgger or PPO stage from the current model (saved first, so a rollback can reload it),
     judged against the stage before it."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -239,7 +239,7 @@ def _judged_stage(
         start_model = folder / "start.zip"
         state.model.save(start_model)
     mode = config.schedule[cycle]
-    result: BCTrainingResultDTO | PPOTrainingResultDTO
+    result: BCTrainingResult | PPOTrainingResult
     if mode == "ppo":
         result = _ppo(config, folder, state, curve)
         metrics = {
@@ -260,7 +260,7 @@ def _judged_stage(
     rolled_back = bool(flags) and config.rollback and start_model is not None
     if rolled_back:
         state.model = load_model(str(start_model), device=config.ppo.device)
-    stage = AnnealStageResultDTO(
+    stage = AnnealStageResult(
         cycle=cycle,
         mode=mode,
         metrics=metrics,
@@ -275,7 +275,7 @@ def _judged_stage(
 
 def _dagger(
     config: AnnealConfig, cycle: int, folder: Path, state: _State
-) -> tuple[BCTrainingResultDTO, BCDataset]:
+) -> tuple[BCTrainingResult, BCDataset]:
     """A DAgger round on the model; its result and the aggregate, which ``state`` keeps too."""
     from training.dagger import dagger_round
 
@@ -294,7 +294,7 @@ def _dagger(
     return result, aggregate
 
 
-def _ppo(config: AnnealConfig, folder: Path, state: _State, curve: _Curve) -> PPOTrainingResultDTO:
+def _ppo(config: AnnealConfig, folder: Path, state: _State, curve: _Curve) -> PPOTrainingResult:
     from training.ppo import ppo_config, run_ppo
 
     start = folder / "start.zip"
@@ -314,9 +314,9 @@ def _ppo(config: AnnealConfig, folder: Path, state: _State, curve: _Curve) -> PP
     return ppo_run.result
 
 
-def _bc_stage(cycle: int, result: BCTrainingResultDTO, threshold: float) -> AnnealStageResultDTO:
+def _bc_stage(cycle: int, result: BCTrainingResult, threshold: float) -> AnnealStageResult:
     passed = result.val_accuracy >= threshold
-    return AnnealStageResultDTO(
+    return AnnealStageResult(
         cycle=cycle,
         mode="bc",
         metrics={
@@ -335,8 +335,8 @@ def _bc_stage(cycle: int, result: BCTrainingResultDTO, threshold: float) -> Anne
 
 def _flags(
     config: AnnealConfig,
-    result: BCTrainingResultDTO | PPOTrainingResultDTO,
-    previous: BCTrainingResultDTO | PPOTrainingResultDTO | None,
+    result: BCTrainingResult | PPOTrainingResult,
+    previous: BCTrainingResult | PPOTrainingResult | None,
 ) -> tuple[str, ...]:
     """score_drop against the previous stage; loss_rise between two PPO stages."""
     if previous is None:
@@ -347,8 +347,8 @@ def _flags(
         flags.append("score_drop")
     if (
         config.loss_tolerance is not None
-        and isinstance(previous, PPOTrainingResultDTO)
-        and isinstance(result, PPOTrainingResultDTO)
+        and isinstance(previous, PPOTrainingResult)
+        and isinstance(result, PPOTrainingResult)
         and previous.loss_total is not None
         and result.loss_total is not None
         and result.loss_total - previous.loss_total
@@ -358,7 +358,7 @@ def _flags(
     return tuple(flags)
 
 
-def _final(config: AnnealConfig, model: PPO | MaskablePPO, run: Path) -> EvaluationResultDTO:
+def _final(config: AnnealConfig, model: PPO | MaskablePPO, run: Path) -> EvaluationResult:
     """The kept model's match; seeded apart from the stage evaluations it was selected on."""
     return evaluate(
         model,

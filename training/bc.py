@@ -24,7 +24,7 @@ import torch
 from tqdm import tqdm  # text bars: tqdm.auto warns in Jupyter without ipywidgets
 
 from training.config import AUTO, BCConfig, PPOConfig, resolve_out_dir
-from training.dto import ArtifactsDTO, BCEpochDTO, BCTrainingResultDTO, EvaluationResultDTO
+from training.dto import Artifacts, BCEpoch, BCTrainingResult, EvaluationResult
 from training.envs import env_factory, has_action_masks, make_vec
 from training.evaluation import evaluate
 from training.sb3_models import SMALL_NET_THREADS, build_model
@@ -251,7 +251,7 @@ def train_bc(
     dataset: BCDataset | None = None,
     model: PPO | MaskablePPO | None = None,
     **overrides: Any,
-) -> BCTrainingResultDTO:
+) -> BCTrainingResult:
     """Clone the expert into ``model`` (default: ``bc_model(config)``, saved with the artefacts).
 
     Args:
@@ -277,7 +277,7 @@ def train_bc(
     batches = _Batches(len(train), config.batch_size, np.random.default_rng(config.seed))
     val_batches = _Batches(len(val), config.batch_size, np.random.default_rng(0)).epoch(False)
     coefs = _LossCoefs(config.entropy_coef, config.mate_coef, config.avoid_coef)
-    history: list[BCEpochDTO] = []
+    history: list[BCEpoch] = []
     best_state, best_epoch, best_val = copy.deepcopy(policy.state_dict()), 1, float("inf")
     start = time.perf_counter()
     for epoch in range(1, config.epochs + 1):
@@ -290,7 +290,7 @@ def train_bc(
             loss, accuracy = _pass(policy, train, batches.epoch(True), coefs, optimizer, progress)
         val_loss, val_accuracy = _pass(policy, val, val_batches, _LossCoefs(0.0), None, None)
         history.append(
-            BCEpochDTO(
+            BCEpoch(
                 epoch=epoch,
                 loss=loss,
                 accuracy=accuracy,
@@ -308,7 +308,7 @@ def train_bc(
     torch.set_num_threads(SMALL_NET_THREADS)  # the evaluation's one-board forward passes
     artifacts, evaluation = _finish(config, model, dataset)
     best = history[best_epoch - 1]
-    result = BCTrainingResultDTO(
+    result = BCTrainingResult(
         dataset=dataset.manifest,
         accuracy=best.accuracy,
         loss=best.loss,
@@ -340,7 +340,7 @@ def _out_dir(config: BCConfig, model: Any) -> str | None:
 
 def _finish(
     config: BCConfig, model: Any, dataset: Any
-) -> tuple[ArtifactsDTO, EvaluationResultDTO | None]:
+) -> tuple[Artifacts, EvaluationResult | None]:
     """Save what the config asks for, and evaluate a chess policy."""
     out = Path(config.out_dir) if config.out_dir else None
     paths: dict[str, str] = {}
@@ -366,4 +366,4 @@ def _finish(
             pgn_path=pgn,
             progress_bar=config.progress_bar,
         )
-    return ArtifactsDTO.model_validate(paths), evaluation
+    return Artifacts.model_validate(paths), evaluation

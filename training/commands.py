@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from training.config import EvalConfig, resolve_out_dir
-from training.dto import EvaluationResultDTO
+from training.dto import EvaluationResult
 from training.evaluation import evaluate
 
 __all__ = ["run_eval"]
 
 
-def run_eval(config: EvalConfig) -> EvaluationResultDTO:
+def run_eval(config: EvalConfig) -> EvaluationResult:
     """Play the match; unless ``out_dir`` is None, write ``result.json`` and ``games.pgn`` there
     (``"auto"``: a new ``runs/eval-<time>``)."""
     out_dir = resolve_out_dir(config.out_dir, "eval")

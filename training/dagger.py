@@ -22,7 +22,7 @@ from chess_env.core.rules import EndingActions
 from training.bc import train_bc
 from training.config import BCConfig, DaggerConfig
 from training.datasets import BCDataset, combine, label_positions
-from training.dto import BCTrainingResultDTO
+from training.dto import BCTrainingResult
 from training.evaluation import play_policy_games
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def dagger_round(
     base: BCDataset | None,
     aggregate: BCDataset | None,
     seed: int,
-) -> tuple[BCTrainingResultDTO, BCDataset]:
+) -> tuple[BCTrainingResult, BCDataset]:
     """One round on ``model`` (trained in place): the BC result and the new aggregate."""
     fens, episodes, endings = collect_positions(
         model.policy,

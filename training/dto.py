@@ -1,12 +1,12 @@
 """The frozen results of training and evaluation, on ``envkit.dto.FrozenDTO``.
 
-- ``EvaluationResultDTO``: games against one opponent, W/D/L, the score with its Wilson 95%
+- ``EvaluationResult``: games against one opponent, W/D/L, the score with its Wilson 95%
   interval, results by colour, mean plies, illegal actions, why games ended.
-- ``PPOTrainingResultDTO``: one ``train_ppo`` run: SB3's last logged losses and statistics, the
+- ``PPOTrainingResult``: one ``train_ppo`` run: SB3's last logged losses and statistics, the
   rollout buffer's advantages, the evaluation, the artefacts and the frozen config.
-- ``DatasetManifestDTO`` and ``BCTrainingResultDTO``: a behaviour-cloning dataset and one run on it.
-- ``AnnealStageResultDTO`` and ``AnnealSummaryDTO``: the BC-then-PPO schedule, stage by stage.
-- ``ArtifactsDTO``: where a run wrote its files.
+- ``DatasetManifest`` and ``BCTrainingResult``: a behaviour-cloning dataset and one run on it.
+- ``AnnealStageResult`` and ``AnnealSummary``: the BC-then-PPO schedule, stage by stage.
+- ``Artifacts``: where a run wrote its files.
 
 Every DTO serialises with ``model_dump(mode="json")`` and loads back equal: metrics that may be
 undefined (SB3 logs NaN for the explained variance of a constant return) are None, never NaN.
@@ -23,16 +23,16 @@ from envkit.dto import FrozenDTO
 from training.config import AnnealConfig, BCConfig, PPOConfig, WorldName
 
 __all__ = [
-    "AnnealStageResultDTO",
+    "AnnealStageResult",
     "AnnealStatus",
-    "AnnealSummaryDTO",
-    "ArtifactsDTO",
-    "BCEpochDTO",
-    "BCTrainingResultDTO",
-    "ColorRecordDTO",
-    "DatasetManifestDTO",
-    "EvaluationResultDTO",
-    "PPOTrainingResultDTO",
+    "AnnealSummary",
+    "Artifacts",
+    "BCEpoch",
+    "BCTrainingResult",
+    "ColorResult",
+    "DatasetManifest",
+    "EvaluationResult",
+    "PPOTrainingResult",
     "finite_or_none",
     "wilson_interval",
 ]
@@ -82,16 +82,16 @@ def _check_counts(wins: int, draws: int, losses: int, games: int) -> None:
         )
 
 
-class ColorRecordDTO(FrozenDTO):
+class ColorResult(FrozenDTO):
     """Results of the games played with one colour.
 
     Example:
-        >>> ColorRecordDTO(games=10, wins=6, draws=2, losses=2).score
+        >>> ColorResult(games=10, wins=6, draws=2, losses=2).score
         0.7
-        >>> ColorRecordDTO(games=10, wins=6, draws=2, losses=1)
+        >>> ColorResult(games=10, wins=6, draws=2, losses=1)
         Traceback (most recent call last):
         ...
-        pydantic_core._pydantic_core.ValidationError: 1 validation error for ColorRecordDTO
+        pydantic_core._pydantic_core.ValidationError: 1 validation error for ColorResult
           Value error, wins + draws + losses (6 + 2 + 1) must equal games (10) ...
     """
 
@@ -101,7 +101,7 @@ class ColorRecordDTO(FrozenDTO):
     losses: int = Field(ge=0, description="Games lost")
 
     @model_validator(mode="after")
-    def _sums(self) -> ColorRecordDTO:
+    def _sums(self) -> ColorResult:
         _check_counts(self.wins, self.draws, self.losses, self.games)
         return self
 
@@ -110,13 +110,13 @@ class ColorRecordDTO(FrozenDTO):
         return (self.wins + self.draws / 2) / self.games if self.games else None
 
 
-class EvaluationResultDTO(FrozenDTO):
+class EvaluationResult(FrozenDTO):
     """A match of ``games`` games against one opponent, colours alternating.
 
     Example:
-        >>> white = ColorRecordDTO(games=10, wins=6, draws=2, losses=2)
-        >>> black = ColorRecordDTO(games=10, wins=4, draws=4, losses=2)
-        >>> result = EvaluationResultDTO.from_counts(
+        >>> white = ColorResult(games=10, wins=6, draws=2, losses=2)
+        >>> black = ColorResult(games=10, wins=4, draws=4, losses=2)
+        >>> result = EvaluationResult.from_counts(
         ...     opponent="random", seed=0, white=white, black=black, mean_plies=96.5,
         ...     illegal_actions=0, checkmates=10, terminations={"checkmate": 14, "max_plies": 6})
         >>> result.wins, result.score, round(result.score_low, 3), round(result.score_high, 3)
@@ -132,8 +132,8 @@ class EvaluationResultDTO(FrozenDTO):
     score: float = Field(ge=0, le=1, description="(wins + draws / 2) / games")
     score_low: float = Field(ge=0, le=1, description="Lower bound of the Wilson 95% interval")
     score_high: float = Field(ge=0, le=1, description="Upper bound of the Wilson 95% interval")
-    white: ColorRecordDTO = Field(description="Games played as white")
-    black: ColorRecordDTO = Field(description="Games played as black")
+    white: ColorResult = Field(description="Games played as white")
+    black: ColorResult = Field(description="Games played as black")
     mean_plies: float = Field(ge=0, description="Mean plies per game, both sides' moves")
     illegal_actions: int = Field(ge=0, description="Illegal actions the agent chose")
     checkmates: int = Field(ge=0, description="Games the agent won by checkmate")
@@ -142,7 +142,7 @@ class EvaluationResultDTO(FrozenDTO):
     )
 
     @model_validator(mode="after")
-    def _consistent(self) -> EvaluationResultDTO:
+    def _consistent(self) -> EvaluationResult:
         _check_counts(self.wins, self.draws, self.losses, self.games)
         for field in ("wins", "draws", "losses", "games"):
             total = getattr(self.white, field) + getattr(self.black, field)
@@ -165,13 +165,13 @@ class EvaluationResultDTO(FrozenDTO):
         *,
         opponent: str,
         seed: int,
-        white: ColorRecordDTO,
-        black: ColorRecordDTO,
+        white: ColorResult,
+        black: ColorResult,
         mean_plies: float,
         illegal_actions: int,
         checkmates: int,
         terminations: dict[str, int],
-    ) -> EvaluationResultDTO:
+    ) -> EvaluationResult:
         """The DTO from per-colour records: the totals, score and interval are derived."""
         games = white.games + black.games
         wins, draws = white.wins + black.wins, white.draws + black.draws
@@ -201,11 +201,11 @@ class EvaluationResultDTO(FrozenDTO):
         return self.checkmates / self.games
 
 
-class ArtifactsDTO(FrozenDTO):
+class Artifacts(FrozenDTO):
     """Files a run wrote (paths as given, relative to the working directory when relative).
 
     Example:
-        >>> artifacts = ArtifactsDTO(directory="runs/ppo", model="runs/ppo/model.zip")
+        >>> artifacts = Artifacts(directory="runs/ppo", model="runs/ppo/model.zip")
         >>> artifacts.model_dump(exclude_none=True)
         {'schema_version': 1, 'directory': 'runs/ppo', 'model': 'runs/ppo/model.zip'}
     """
@@ -222,18 +222,18 @@ class ArtifactsDTO(FrozenDTO):
 _OPTIONAL_METRIC = Field(default=None, description="SB3's last logged value; None if never logged")
 
 
-class PPOTrainingResultDTO(FrozenDTO):
+class PPOTrainingResult(FrozenDTO):
     """One PPO or MaskablePPO run. Losses and statistics are SB3's last logged values.
 
     Example:
-        >>> run = PPOTrainingResultDTO(
+        >>> run = PPOTrainingResult(
         ...     env_id="chess_env/Chess-v0", algorithm="MaskablePPO", seed=0, device="cpu",
         ...     total_timesteps=4096, updates=64, episodes=40, duration_sec=30.0,
         ...     steps_per_sec=136.5, explained_variance=float("nan"),
         ...     config=PPOConfig(total_timesteps=4096, n_envs=2))
         >>> run.explained_variance is None  # SB3 logged NaN: a constant return
         True
-        >>> PPOTrainingResultDTO.model_validate_json(run.model_dump_json()) == run
+        >>> PPOTrainingResult.model_validate_json(run.model_dump_json()) == run
         True
     """
 
@@ -267,8 +267,8 @@ class PPOTrainingResultDTO(FrozenDTO):
     )
     duration_sec: float = Field(ge=0, description="Wall time of learn()")
     steps_per_sec: float = Field(ge=0, description="total_timesteps / duration_sec")
-    evaluation: EvaluationResultDTO | None = Field(default=None, description="The final evaluation")
-    artifacts: ArtifactsDTO = Field(default_factory=ArtifactsDTO, description="Files written")
+    evaluation: EvaluationResult | None = Field(default=None, description="The final evaluation")
+    artifacts: Artifacts = Field(default_factory=Artifacts, description="Files written")
     config: PPOConfig = Field(description="The configuration the run used")
 
     @field_validator(
@@ -292,16 +292,16 @@ class PPOTrainingResultDTO(FrozenDTO):
         return finite_or_none(value)
 
 
-class DatasetManifestDTO(FrozenDTO):
+class DatasetManifest(FrozenDTO):
     """What a BC dataset holds and where it came from; ``sha256`` is of the .npz file.
 
     Example:
         >>> import hashlib
-        >>> manifest = DatasetManifestDTO(
+        >>> manifest = DatasetManifest(
         ...     env="chess", expert="stockfish:1", positions=20_000, seed=0, masked=True,
         ...     sha256=hashlib.sha256(b"the .npz file").hexdigest(),
         ...     observation_shape=(8, 8, 12), action_size=4672)
-        >>> DatasetManifestDTO.model_validate_json(manifest.model_dump_json()) == manifest
+        >>> DatasetManifest.model_validate_json(manifest.model_dump_json()) == manifest
         True
     """
 
@@ -327,15 +327,15 @@ class DatasetManifestDTO(FrozenDTO):
     )
 
 
-class BCEpochDTO(FrozenDTO):
+class BCEpoch(FrozenDTO):
     """One epoch of behaviour cloning.
 
     Example:
-        >>> epoch = BCEpochDTO(epoch=1, loss=2.31, accuracy=0.42, val_loss=2.4, val_accuracy=0.4)
+        >>> epoch = BCEpoch(epoch=1, loss=2.31, accuracy=0.42, val_loss=2.4, val_accuracy=0.4)
         >>> epoch.loss = 0.0
         Traceback (most recent call last):
         ...
-        pydantic_core._pydantic_core.ValidationError: 1 validation error for BCEpochDTO
+        pydantic_core._pydantic_core.ValidationError: 1 validation error for BCEpoch
         loss
           Instance is frozen ...
     """
@@ -347,23 +347,23 @@ class BCEpochDTO(FrozenDTO):
     val_accuracy: float = Field(ge=0, le=1, description="Validation top-1 accuracy")
 
 
-class BCTrainingResultDTO(FrozenDTO):
+class BCTrainingResult(FrozenDTO):
     """One behaviour-cloning run; the metrics are those of the best (restored) epoch.
 
     Example:
-        >>> manifest = DatasetManifestDTO(
+        >>> manifest = DatasetManifest(
         ...     env="chess", expert="stockfish:1", positions=20_000, seed=0, sha256="0" * 64,
         ...     observation_shape=(8, 8, 12), action_size=4672, masked=True)
-        >>> epoch = BCEpochDTO(epoch=1, loss=2.31, accuracy=0.42, val_loss=2.4, val_accuracy=0.4)
-        >>> run = BCTrainingResultDTO(
+        >>> epoch = BCEpoch(epoch=1, loss=2.31, accuracy=0.42, val_loss=2.4, val_accuracy=0.4)
+        >>> run = BCTrainingResult(
         ...     dataset=manifest, accuracy=0.42, loss=2.31, val_accuracy=0.4, val_loss=2.4,
         ...     learning_rate=1e-3, batch_size=256, epochs=1, best_epoch=1, weight_decay=1e-4,
         ...     device="cpu", duration_sec=12.5, history=(epoch,), config=BCConfig())
-        >>> BCTrainingResultDTO.model_validate_json(run.model_dump_json()) == run
+        >>> BCTrainingResult.model_validate_json(run.model_dump_json()) == run
         True
     """
 
-    dataset: DatasetManifestDTO = Field(description="The data it learned from")
+    dataset: DatasetManifest = Field(description="The data it learned from")
     accuracy: float = Field(ge=0, le=1, description="Training top-1 accuracy")
     loss: float = Field(description="Training loss")
     val_accuracy: float = Field(ge=0, le=1, description="Validation top-1 accuracy")
@@ -375,25 +375,25 @@ class BCTrainingResultDTO(FrozenDTO):
     weight_decay: float = Field(ge=0)
     device: str
     duration_sec: float = Field(ge=0)
-    history: tuple[BCEpochDTO, ...] = Field(description="Every epoch, in order")
-    evaluation: EvaluationResultDTO | None = Field(default=None, description="Games after training")
-    artifacts: ArtifactsDTO = Field(default_factory=ArtifactsDTO)
+    history: tuple[BCEpoch, ...] = Field(description="Every epoch, in order")
+    evaluation: EvaluationResult | None = Field(default=None, description="Games after training")
+    artifacts: Artifacts = Field(default_factory=Artifacts)
     config: BCConfig = Field(description="The configuration the run used")
 
 
-class AnnealStageResultDTO(FrozenDTO):
+class AnnealStageResult(FrozenDTO):
     """One stage of an anneal: what it measured against what it needed.
 
     Example:
-        >>> run = PPOTrainingResultDTO(
+        >>> run = PPOTrainingResult(
         ...     env_id="chess_env/Chess-v0", algorithm="MaskablePPO", seed=0, device="cpu",
         ...     total_timesteps=4096, updates=64, episodes=40, duration_sec=30.0,
         ...     steps_per_sec=136.5, config=PPOConfig(total_timesteps=4096, n_envs=2))
-        >>> stage = AnnealStageResultDTO(
+        >>> stage = AnnealStageResult(
         ...     cycle=1, mode="ppo", metrics={"score": 0.41}, threshold=0.05, passed=False,
         ...     flags=("score_drop",), rolled_back=True, result=run)
-        >>> type(AnnealStageResultDTO.model_validate_json(stage.model_dump_json()).result).__name__
-        'PPOTrainingResultDTO'
+        >>> type(AnnealStageResult.model_validate_json(stage.model_dump_json()).result).__name__
+        'PPOTrainingResult'
     """
 
     cycle: int = Field(ge=0, description="The stage's index in the schedule")
@@ -409,31 +409,31 @@ class AnnealStageResultDTO(FrozenDTO):
     rolled_back: bool = Field(
         default=False, description="The model went back to the previous stage's"
     )
-    result: BCTrainingResultDTO | PPOTrainingResultDTO = Field(description="The stage's run")
+    result: BCTrainingResult | PPOTrainingResult = Field(description="The stage's run")
 
 
-class AnnealSummaryDTO(FrozenDTO):
+class AnnealSummary(FrozenDTO):
     """A whole anneal: PASS when every stage passed, HOLD after a flagged PPO stage, FAIL when a
     BC stage missed its accuracy (the run stops there).
 
     Example:
-        >>> AnnealSummaryDTO.model_json_schema()["properties"]["status"]["enum"]
+        >>> AnnealSummary.model_json_schema()["properties"]["status"]["enum"]
         ['PASS', 'HOLD', 'FAIL']
     """
 
     status: AnnealStatus
-    stages: tuple[AnnealStageResultDTO, ...]
+    stages: tuple[AnnealStageResult, ...]
     baselines: dict[str, float] = Field(
         description="Reference scores, e.g. a random policy against the evaluation opponent"
     )
-    final_evaluation: EvaluationResultDTO | None = Field(description="The kept model's match")
+    final_evaluation: EvaluationResult | None = Field(description="The kept model's match")
     duration_sec: float = Field(ge=0)
     cpu_sec: float = Field(
         ge=0,
         description="CPU time of the run: this process and its finished children (labelling "
         "workers, the engines they ran), user + system",
     )
-    artifacts: ArtifactsDTO = Field(default_factory=ArtifactsDTO)
+    artifacts: Artifacts = Field(default_factory=Artifacts)
     platform: dict[str, str] = Field(
         default_factory=dict,
         description="What the numbers rest on: torch and its CPU kernel path (AVX-512 and AVX2 "

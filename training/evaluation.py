@@ -1,4 +1,4 @@
-"""``evaluate``: a seeded match of a chess agent against an opponent, as ``EvaluationResultDTO``.
+"""``evaluate``: a seeded match of a chess agent against an opponent, as ``EvaluationResult``.
 
 The games are ``ChessEnv`` episodes, so the rules (draw claims, the ply cap) are the env's; the
 agent plays white in even games and black in odd ones. The agent and the opponent are any player
@@ -31,7 +31,7 @@ from chess_env.core.opponents import Opponent
 from chess_env.core.pgn import set_tags
 from chess_env.core.players import PlayerLike, is_sb3_object, make_player, parse_player
 from chess_env.core.rules import DEFAULT_MAX_PLIES
-from training.dto import ColorRecordDTO, EvaluationResultDTO
+from training.dto import ColorResult, EvaluationResult
 
 __all__ = [
     "LOCKSTEP_GAMES",
@@ -111,9 +111,9 @@ class _Tally:
         self.plies.append(plies)
         self.checkmates += outcome == "checkmate" and reward > 0
 
-    def record(self, color: str) -> ColorRecordDTO:
+    def record(self, color: str) -> ColorResult:
         counts = self.records[color]
-        return ColorRecordDTO(
+        return ColorResult(
             games=sum(counts.values()),
             wins=counts["wins"],
             draws=counts["draws"],
@@ -131,7 +131,7 @@ def evaluate(
     masked: bool = True,
     pgn_path: str | os.PathLike[str] | None = None,
     progress_bar: bool = False,
-) -> EvaluationResultDTO:
+) -> EvaluationResult:
     """Play ``games`` games of ``agent`` against ``opponent``, colours alternating.
 
     Args:
@@ -182,7 +182,7 @@ def evaluate(
             player.close()
     if pgn_path is not None:
         Path(pgn_path).write_text("\n\n".join(pgns) + "\n", encoding="utf-8")
-    return EvaluationResultDTO.from_counts(
+    return EvaluationResult.from_counts(
         opponent=name,
         seed=seed,
         white=tally.record("white"),

@@ -29,7 +29,7 @@ import numpy as np
 from envkit.command_line import MissingExtraError
 from training.config import PPOConfig, TrainingConfigError, resolve_out_dir
 from training.curves import EpisodePoint, EvalPoint, plot_learning_curve
-from training.dto import ArtifactsDTO, EvaluationResultDTO, PPOTrainingResultDTO
+from training.dto import Artifacts, EvaluationResult, PPOTrainingResult
 from training.envs import EnvSpec, default_n_envs, env_factory, env_id, has_action_masks, make_vec
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ class PPORun:
     """
 
     model: PPO | MaskablePPO
-    result: PPOTrainingResultDTO
+    result: PPOTrainingResult
     episodes: list[EpisodePoint]
     evaluations: list[EvalPoint]
 
@@ -95,7 +95,7 @@ def train_ppo(
     seed: int | None = None,
     config: PPOConfig | None = None,
     **overrides: Any,
-) -> PPOTrainingResultDTO:
+) -> PPOTrainingResult:
     """Train PPO / MaskablePPO on ``env`` and return the result (and write artefacts if asked).
 
     Args:
@@ -290,9 +290,7 @@ class _Watchers:
 
             self.extra.append(ProgressBar())
 
-    def evaluation_points(
-        self, final: EvaluationResultDTO | None, timesteps: int
-    ) -> list[EvalPoint]:
+    def evaluation_points(self, final: EvaluationResult | None, timesteps: int) -> list[EvalPoint]:
         """The periodic evaluations, then the final one at ``timesteps``."""
         points = list(self.evaluation.points) if self.evaluation else []
         if final is not None:
@@ -308,7 +306,7 @@ class _Watchers:
 
 def _final_evaluation(
     model: PPO | MaskablePPO, config: PPOConfig, out_dir: Path | None
-) -> EvaluationResultDTO | None:
+) -> EvaluationResult | None:
     if not config.eval_games:
         return None
     from training.evaluation import evaluate
@@ -328,10 +326,10 @@ def _result(
     config: PPOConfig,
     watch: _Watchers,
     duration: float,
-    evaluation: EvaluationResultDTO | None,
-    artifacts: ArtifactsDTO,
+    evaluation: EvaluationResult | None,
+    artifacts: Artifacts,
     name: str,
-) -> PPOTrainingResultDTO:
+) -> PPOTrainingResult:
     from sb3_contrib import MaskablePPO
 
     from training.sb3_models import algorithm_name
@@ -339,7 +337,7 @@ def _result(
     logs = watch.logs.values
     infos = list(model.ep_info_buffer or [])
     advantages = np.asarray(model.rollout_buffer.advantages, dtype=np.float64)
-    return PPOTrainingResultDTO(
+    return PPOTrainingResult(
         env_id=name,
         algorithm=algorithm_name(isinstance(model, MaskablePPO)),
         seed=config.seed,
@@ -368,10 +366,10 @@ def _result(
     )
 
 
-def _artifacts(out_dir: Path | None, config: PPOConfig, evaluated: bool) -> ArtifactsDTO:
+def _artifacts(out_dir: Path | None, config: PPOConfig, evaluated: bool) -> Artifacts:
     if out_dir is None:
-        return ArtifactsDTO()
-    return ArtifactsDTO(
+        return Artifacts()
+    return Artifacts(
         directory=str(out_dir),
         model=str(out_dir / MODEL_FILE),
         result=str(out_dir / RESULT_FILE),
@@ -381,7 +379,7 @@ def _artifacts(out_dir: Path | None, config: PPOConfig, evaluated: bool) -> Arti
     )
 
 
-def _write_artifacts(run: PPORun, artifacts: ArtifactsDTO, eval_label: str | None) -> None:
+def _write_artifacts(run: PPORun, artifacts: Artifacts, eval_label: str | None) -> None:
     """The model, the curve and the result JSON (the evaluation wrote its PGN itself)."""
     assert artifacts.model and artifacts.curve and artifacts.result
     result = run.result

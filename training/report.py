@@ -5,12 +5,12 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from training.dto import AnnealSummaryDTO, EvaluationResultDTO
+from training.dto import AnnealSummary, EvaluationResult
 
 __all__ = ["evaluation_row", "print_summary"]
 
 
-def evaluation_row(evaluation: EvaluationResultDTO | None) -> list[str]:
+def evaluation_row(evaluation: EvaluationResult | None) -> list[str]:
     """W/D/L, the score with its 95% interval, and the checkmate rate."""
     if evaluation is None:
         return ["-", "-", "-"]
@@ -21,7 +21,7 @@ def evaluation_row(evaluation: EvaluationResultDTO | None) -> list[str]:
     ]
 
 
-def print_summary(summary: AnnealSummaryDTO, console: Console | None = None) -> None:
+def print_summary(summary: AnnealSummary, console: Console | None = None) -> None:
     """The stages, the final match and where the artefacts are."""
     console = console or Console()
     stages = Table(title=f"Anneal: {summary.status} in {summary.duration_sec:.0f} s")

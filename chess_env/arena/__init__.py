@@ -2,14 +2,14 @@
 
 ``run(players, anchors=..., format=..., out=...)`` plays a round robin or a gauntlet (resumable
 from ``OUT/games.jsonl``), fits Bradley-Terry ratings pinned to the anchors (by default a Stockfish
-``UCI_Elo`` ladder) with bootstrap intervals, and writes ``result.json`` (``ArenaResultDTO``),
+``UCI_Elo`` ladder) with bootstrap intervals, and writes ``result.json`` (``ArenaResult``),
 ``games.pgn`` and a leaderboard (markdown and HTML). ``python -m chess_env arena`` is its command
 line. The modules:
 
 - ``openings``: opening suites (the package's default, ``startpos``, FEN/EPD/PGN files);
 - ``schedule``: pairings, colours and seeds; ``match``: one game; ``store``: ``OUT/`` and resuming;
 - ``ratings``: the fit and its intervals; ``analysis``: move quality by Stockfish;
-- ``scorecard``: the ``ArenaResultDTO`` from the games; ``results``: the DTOs;
+- ``scorecard``: the ``ArenaResult`` from the games; ``results``: the DTOs;
 - ``report`` and ``pgn_export``: the leaderboard and the PGN; ``runner``: ``run``/``prepare``.
 
 The heavy parts (scipy for the fit) load on first use, so ``python -m chess_env`` starts fast.
@@ -24,7 +24,7 @@ __all__ = [
     "DEFAULT_LADDER",
     "ArenaConfig",
     "ArenaGame",
-    "ArenaResultDTO",
+    "ArenaResult",
     "Tournament",
     "fit_ratings",
     "load_openings",
@@ -36,7 +36,7 @@ _HOMES = {
     "DEFAULT_LADDER": "schedule",
     "ArenaConfig": "results",
     "ArenaGame": "results",
-    "ArenaResultDTO": "results",
+    "ArenaResult": "results",
     "Tournament": "runner",
     "fit_ratings": "ratings",
     "load_openings": "openings",

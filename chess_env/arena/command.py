@@ -1,6 +1,6 @@
 """``python -m chess_env arena``: the command line of ``chess_env.arena.run``.
 
-stdout gets the leaderboard (markdown; ``--json`` prints the ``ArenaResultDTO`` instead); the
+stdout gets the leaderboard (markdown; ``--json`` prints the ``ArenaResult`` instead); the
 progress bar and the paths written go to stderr.
 """
 

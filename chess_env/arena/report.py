@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from chess_env.arena.results import ENDINGS, ArenaResultDTO, ColorRecord, PlayerCard
+from chess_env.arena.results import ENDINGS, ArenaResult, ColorRecord, PlayerCard
 
 __all__ = ["leaderboard_html", "leaderboard_markdown", "write_reports"]
 
@@ -116,7 +116,7 @@ def _wdl(record: ColorRecord) -> str:
     return f"{record.wins}/{record.draws}/{record.losses}"
 
 
-def _leaderboard(result: ArenaResultDTO) -> _Table:
+def _leaderboard(result: ArenaResult) -> _Table:
     """One row per player; the quality, text and LLM columns only when some player has them."""
     cards = result.players
     groups: list[tuple[list[str], Callable[[PlayerCard], list[str]]]] = []
@@ -141,7 +141,7 @@ def _leaderboard(result: ArenaResultDTO) -> _Table:
     return _Table(header, rows, text_columns=2)
 
 
-def _matrix(result: ArenaResultDTO) -> dict[tuple[str, str], tuple[float, int]]:
+def _matrix(result: ArenaResult) -> dict[tuple[str, str], tuple[float, int]]:
     return {
         (cell.player, cell.opponent): (cell.points, cell.games)
         for cell in result.head_to_head
@@ -149,7 +149,7 @@ def _matrix(result: ArenaResultDTO) -> dict[tuple[str, str], tuple[float, int]]:
     }
 
 
-def _head_to_head(result: ArenaResultDTO) -> _Table:
+def _head_to_head(result: ArenaResult) -> _Table:
     names = [card.name for card in result.players]
     matrix = _matrix(result)
     rows = [[row, *(_cell(matrix.get((row, column))) for column in names)] for row in names]
@@ -163,7 +163,7 @@ def _cell(points_games: tuple[float, int] | None) -> str:
     return f"{points:g}/{games}"
 
 
-def _endings(result: ArenaResultDTO) -> _Table:
+def _endings(result: ArenaResult) -> _Table:
     seen = {ending for card in result.players for ending in card.endings}
     columns = [ending for ending in ENDINGS if ending in seen] + sorted(seen - set(ENDINGS))
     rows = [
@@ -173,7 +173,7 @@ def _endings(result: ArenaResultDTO) -> _Table:
     return _Table(["Player", *columns], rows)
 
 
-def _conditions(result: ArenaResultDTO) -> _Table:
+def _conditions(result: ArenaResult) -> _Table:
     rows = [
         [
             card.condition,
@@ -189,7 +189,7 @@ def _conditions(result: ArenaResultDTO) -> _Table:
     return _Table(header, rows, text_columns=2)
 
 
-def _config_line(result: ArenaResultDTO) -> str:
+def _config_line(result: ArenaResult) -> str:
     config = result.config
     return (
         f"{config.format}, {config.games_per_pair} games per pair, openings {config.openings} "
@@ -197,7 +197,7 @@ def _config_line(result: ArenaResultDTO) -> str:
     )
 
 
-def _games_line(result: ArenaResultDTO) -> str:
+def _games_line(result: ArenaResult) -> str:
     analysis = (
         "no move analysis"
         if result.analyse_depth is None
@@ -236,7 +236,7 @@ def _md_table(table: _Table) -> str:
     return "\n".join(f"| {' | '.join(line)} |" for line in [header, rules, *rows])
 
 
-def leaderboard_markdown(result: ArenaResultDTO) -> str:
+def leaderboard_markdown(result: ArenaResult) -> str:
     """The leaderboard as Markdown (see the module docstring for what it holds).
 
     Example:
@@ -245,7 +245,7 @@ def leaderboard_markdown(result: ArenaResultDTO) -> str:
         ...     players=["random"], games_per_pair=2, openings="startpos",
         ...     openings_digest="0", opening_ids=["startpos"], max_plies=100,
         ... )
-        >>> result = ArenaResultDTO(
+        >>> result = ArenaResult(
         ...     config=config, players=[], head_to_head=[], conditions=[], games=0,
         ...     endpoint_failures=0, rating_method="none", wall_seconds=0, machine="here",
         ... )
@@ -324,7 +324,7 @@ def _heat(fraction: float) -> str:
     return f"#{red:02x}{green:02x}{blue:02x}"
 
 
-def _heat_map(result: ArenaResultDTO) -> str:
+def _heat_map(result: ArenaResult) -> str:
     names = [card.name for card in result.players]
     matrix = _matrix(result)
     head = "".join(f'<th class="name">{_esc(name)}</th>' for name in names)
@@ -417,7 +417,7 @@ def _plot_row(card: PlayerCard, y: float, x: Callable[[float], str]) -> str:
     )
 
 
-def leaderboard_html(result: ArenaResultDTO) -> str:
+def leaderboard_html(result: ArenaResult) -> str:
     """The leaderboard as one HTML5 page that needs nothing else (see the module docstring)."""
     sections = [
         f"<h1>{_TITLE}</h1>",
@@ -450,7 +450,7 @@ def leaderboard_html(result: ArenaResultDTO) -> str:
     )
 
 
-def write_reports(result: ArenaResultDTO, out_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
+def write_reports(result: ArenaResult, out_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
     """Write ``leaderboard.md`` and ``leaderboard.html`` into ``out_dir`` (made if missing)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

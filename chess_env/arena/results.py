@@ -1,10 +1,10 @@
-"""What the arena writes: one game per line of ``games.jsonl`` and the ``ArenaResultDTO``.
+"""What the arena writes: one game per line of ``games.jsonl`` and the ``ArenaResult``.
 
 - ``ArenaConfig``: what defines a tournament; a rerun with a different one is refused.
 - ``MoveRecord`` and ``ArenaGame``: a played game as ``OUT/games.jsonl`` keeps it, move by move
   (time, the LLM's answer, refused answers, tokens).
 - ``PlayerCard`` (with ``ColorRecord``, ``QualityCard``, ``TextCard``, ``LLMCard``),
-  ``HeadToHead``, ``ConditionCard`` and ``ArenaResultDTO``: the scorecard and the ratings.
+  ``HeadToHead``, ``ConditionCard`` and ``ArenaResult``: the scorecard and the ratings.
 
 Every model is a frozen, versioned pydantic DTO (``envkit.dto.FrozenDTO``), so ``result.json``
 and each line of ``games.jsonl`` read back into the same objects.
@@ -22,7 +22,7 @@ __all__ = [
     "ENDINGS",
     "ArenaConfig",
     "ArenaGame",
-    "ArenaResultDTO",
+    "ArenaResult",
     "ColorRecord",
     "ConditionCard",
     "HeadToHead",
@@ -223,7 +223,7 @@ class ConditionCard(FrozenDTO):
     illegal_per_1000_moves: float | None
 
 
-class ArenaResultDTO(FrozenDTO):
+class ArenaResult(FrozenDTO):
     """A tournament's result: the leaderboard, the score matrix and how it was computed."""
 
     config: ArenaConfig

@@ -37,7 +37,7 @@ from chess_env.arena.openings import load_openings, pick_openings
 from chess_env.arena.pgn_export import write_pgn
 from chess_env.arena.ratings import fit_ratings
 from chess_env.arena.report import write_reports
-from chess_env.arena.results import ArenaConfig, ArenaGame, ArenaResultDTO, Format
+from chess_env.arena.results import ArenaConfig, ArenaGame, ArenaResult, Format
 from chess_env.arena.schedule import (
     DEFAULT_LADDER,
     DEFAULT_MAX_PLIES,
@@ -73,7 +73,7 @@ def parse_anchor(text: str) -> tuple[str, float | None]:
     return text, float(elo) if elo is not None else None
 
 
-def run(players: Sequence[str], **options: Any) -> ArenaResultDTO:
+def run(players: Sequence[str], **options: Any) -> ArenaResult:
     """Play (or resume) a tournament and write its results: ``prepare(...).play()``.
 
     Example:
@@ -107,7 +107,7 @@ class Tournament:
         done = self.log.done
         return [game for game in self.games if game.game_id not in done]
 
-    def play(self) -> ArenaResultDTO:
+    def play(self) -> ArenaResult:
         """Play the pending games, analyse, and write ``result.json`` and the reports."""
         started, cpu_started = time.perf_counter(), _cpu_seconds()
         _run_async(_play_all(self))

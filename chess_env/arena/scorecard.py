@@ -1,4 +1,4 @@
-"""From the games (and their analysis) to the ``ArenaResultDTO``: ratings, scores, scorecards.
+"""From the games (and their analysis) to the ``ArenaResult``: ratings, scores, scorecards.
 
 Every number is counted from the game records, never estimated: tokens and costs are None
 ("unknown") as soon as one request of the player's went without a ``usage`` field, and a cost
@@ -32,7 +32,7 @@ from chess_env.arena.ratings import (
 from chess_env.arena.results import (
     ArenaConfig,
     ArenaGame,
-    ArenaResultDTO,
+    ArenaResult,
     ColorRecord,
     ConditionCard,
     HeadToHead,
@@ -71,7 +71,7 @@ def build_result(
     prior_draws: float = DEFAULT_PRIOR_DRAWS,
     wall_seconds: float = 0.0,
     cpu_seconds: float = 0.0,
-) -> ArenaResultDTO:
+) -> ArenaResult:
     """The tournament's result from all its records (superseded ones included)."""
     latest = {record.game_id: record for record in records}
     rated = sorted((game for game in latest.values() if game.rated), key=lambda g: g.index)
@@ -91,7 +91,7 @@ def build_result(
     ]
     cards.sort(key=lambda card: (card.rating is None, -(card.rating or 0.0), card.name))
     matrix = score_matrix(scores, names)
-    return ArenaResultDTO(
+    return ArenaResult(
         config=config,
         players=cards,
         head_to_head=[

@@ -48,10 +48,10 @@ from chess_env.errors import (
     StockfishNotFoundError,
 )
 from envkit.server import (
+    AdapterResult,
     EpisodeState,
     EpisodeStateError,
     InvalidInputError,
-    StepResult,
     ToolSpec,
     create_app,
     make_server,
@@ -257,7 +257,7 @@ class ChessAdapter:
         opponent but random and greedy, which reply in well under a millisecond."""
         return self._blocking
 
-    def reset(self, *, seed: int | None = None, **options: Any) -> StepResult:
+    def reset(self, *, seed: int | None = None, **options: Any) -> AdapterResult:
         """A new episode; on any refusal the previous one stays as it was."""
         parsed = ChessResetOptions.model_validate(options)
         env = ChessEnv(opponent=_served_opponent(parsed.opponent), agent_color=parsed.agent_color)
@@ -272,7 +272,7 @@ class ChessAdapter:
         self._blocking = parse_player(parsed.opponent).kind not in SIMPLE_OPPONENTS
         return self._result(info["opponent_move"], None, done=False, truncated=False)
 
-    def step(self, action: ChessAction) -> StepResult:
+    def step(self, action: ChessAction) -> AdapterResult:
         env = self._live_env()
         game = env.game
         try:
@@ -313,7 +313,7 @@ class ChessAdapter:
             )
         ]
 
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> StepResult:
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> AdapterResult:
         return self.step(ChessAction(move=arguments["move"]))
 
     def close(self) -> None:
@@ -333,7 +333,7 @@ class ChessAdapter:
 
     def _result(
         self, opponent_move: str | None, reward: float | None, *, done: bool, truncated: bool
-    ) -> StepResult:
+    ) -> AdapterResult:
         """The observation, read off the game: the Gym env's tensor only if it was asked for."""
         assert self._env is not None
         game, agent = self._env.game, self._env.agent
@@ -353,7 +353,7 @@ class ChessAdapter:
         if self._options.include_tensor:
             fields["board_tensor"] = game.observation(_color(agent)).tolist()
         metadata = {"truncated": True} if truncated else {}
-        return StepResult(ChessObservation(**fields), reward, done, metadata)
+        return AdapterResult(ChessObservation(**fields), reward, done, metadata)
 
 
 def ascii_board(fen: str, orientation: chess.Color = chess.WHITE) -> str:

@@ -19,7 +19,8 @@
   then raises ``ArchiveError`` naming those it could not archive.
 - Thread-safe: a move is checked outside the lock (it takes a millisecond or more), and checked
   again should its game have changed meanwhile, so no game's move waits for another's.
-- ``GameNotFoundError`` and ``SessionNotFoundError``: ``KeyError`` subclasses naming the id.
+- ``UnknownGameError`` and ``SessionNotFoundError``: ``KeyError`` subclasses naming the id (the
+  first is also the service's 404).
 """
 
 from __future__ import annotations
@@ -38,9 +39,9 @@ from chess_env.core.game import AgentConfig, Color, Game, GameSession, GameStatu
 __all__ = [
     "ARCHIVE_FILES",
     "ArchiveError",
-    "GameNotFoundError",
     "SessionNotFoundError",
     "StateManager",
+    "UnknownGameError",
     "UnwritableArchiveError",
 ]
 
@@ -50,8 +51,9 @@ logger = logging.getLogger(__name__)
 ARCHIVE_FILES = ("games.jsonl", "games.pgn")
 
 
-class GameNotFoundError(KeyError):
-    """No game with this id in memory (never created, or evicted or cleaned up since)."""
+class UnknownGameError(KeyError):
+    """No game with this id in memory (never created, or evicted or cleaned up since). The
+    service answers it as a 404 ``unknown_game`` (``chess_env.serving.service.errors``)."""
 
     def __init__(self, game_id: str) -> None:
         super().__init__(game_id)
@@ -170,7 +172,7 @@ class StateManager:
             try:
                 return self._games[game_id]
             except KeyError:
-                raise GameNotFoundError(game_id) from None
+                raise UnknownGameError(game_id) from None
 
     def list_games(self, status: GameStatus | None = None) -> list[Game]:
         """The games in memory, oldest first; only those with ``status`` when given."""

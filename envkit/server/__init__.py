@@ -6,7 +6,7 @@ drive it (needs the ``server`` extra: FastAPI, uvicorn).
   ``DELETE /sessions/{id}``, ``GET /health``, ``/metadata``, ``/schema``, ``WS /ws`` (one session
   per connection; ``?session_id=`` attaches it to an HTTP session) and ``POST /mcp`` (JSON-RPC
   tools/list and tools/call).
-- ``EnvAdapter``, ``StepResult``, ``ToolSpec``, ``EpisodeState``: what an env implements.
+- ``EnvAdapter``, ``AdapterResult``, ``ToolSpec``, ``EpisodeState``: what an env implements.
 - ``SessionStore``: sessions by UUID4, with a cap (CAPACITY_REACHED) and an idle expiry.
 - Errors an adapter raises: ``InvalidInputError`` (VALIDATION_ERROR, 422) and
   ``EpisodeStateError`` (EXECUTION_ERROR, 409); ``ErrorCode`` lists OpenEnv's codes.
@@ -21,7 +21,7 @@ drive it (needs the ``server`` extra: FastAPI, uvicorn).
 
 from __future__ import annotations
 
-from envkit.server.adapter import EnvAdapter, EpisodeState, StepResult, ToolSpec
+from envkit.server.adapter import AdapterResult, EnvAdapter, EpisodeState, ToolSpec
 from envkit.server.app import create_app, make_server
 from envkit.server.errors import (
     CapacityError,
@@ -37,6 +37,7 @@ from envkit.server.sessions import Session, SessionStore
 __all__ = [
     "MAX_BODY_BYTES",
     "MAX_MESSAGE_BYTES",
+    "AdapterResult",
     "CapacityError",
     "EnvAdapter",
     "EpisodeState",
@@ -46,7 +47,6 @@ __all__ = [
     "ServiceError",
     "Session",
     "SessionStore",
-    "StepResult",
     "ToolSpec",
     "UnknownSessionError",
     "create_app",

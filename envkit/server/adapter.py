@@ -1,10 +1,10 @@
 """``EnvAdapter``: the small protocol an environment implements to be served.
 
 The server knows nothing of any one env: it validates actions with the adapter's pydantic
-``action_model``, forwards them, and sends back the ``StepResult``. One adapter instance is one
+``action_model``, forwards them, and sends back the ``AdapterResult``. One adapter instance is one
 session, so an adapter may keep all the state it likes.
 
-- ``StepResult``: observation, reward, done and metadata; ``to_wire()`` is OpenEnv's payload
+- ``AdapterResult``: observation, reward, done and metadata; ``to_wire()`` is OpenEnv's payload
   (``to_wire_json()`` the same as JSON text).
 - ``ToolSpec``: a tool for LLM agents (MCP), its arguments as a Malli-lite signature.
 - ``EpisodeState``: the base of every ``state_model`` (OpenEnv's ``episode_id`` and
@@ -21,11 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from envkit.schema import Signature
 from envkit.server.jsontext import dumps
 
-__all__ = ["EnvAdapter", "EpisodeState", "StepResult", "ToolSpec"]
+__all__ = ["AdapterResult", "EnvAdapter", "EpisodeState", "ToolSpec"]
 
 
 @dataclass(frozen=True)
-class StepResult:
+class AdapterResult:
     """What ``reset`` and ``step`` return.
 
     Fields of ``observation`` left unset are left out of the payload, so optional parts (a board
@@ -35,7 +35,7 @@ class StepResult:
         >>> class Counter(BaseModel):
         ...     count: int
         ...     note: str | None = None
-        >>> StepResult(Counter(count=1), reward=1.0).to_wire()
+        >>> AdapterResult(Counter(count=1), reward=1.0).to_wire()
         {'observation': {'count': 1}, 'reward': 1.0, 'done': False}
     """
 
@@ -60,7 +60,7 @@ class StepResult:
         Example:
             >>> class Counter(BaseModel):
             ...     count: int
-            >>> result = StepResult(Counter(count=1), metadata={"truncated": True})
+            >>> result = AdapterResult(Counter(count=1), metadata={"truncated": True})
             >>> result.to_wire_json()
             '{"observation":{"count":1},"reward":null,"done":false,"metadata":{"truncated":true}}'
         """
@@ -148,11 +148,11 @@ class EnvAdapter(Protocol):
     @property
     def state_model(self) -> type[EpisodeState]: ...
 
-    def reset(self, *, seed: int | None = None, **options: Any) -> StepResult:
+    def reset(self, *, seed: int | None = None, **options: Any) -> AdapterResult:
         """Start an episode; ``options`` are the extra fields of the reset request."""
         ...
 
-    def step(self, action: Any) -> StepResult:
+    def step(self, action: Any) -> AdapterResult:
         """Play ``action``, an instance of ``action_model``."""
         ...
 
@@ -164,7 +164,7 @@ class EnvAdapter(Protocol):
         """The tools ``call_tool`` takes (the same for every instance)."""
         ...
 
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> StepResult:
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> AdapterResult:
         """Run tool ``name`` with ``arguments`` already validated against its signature."""
         ...
 

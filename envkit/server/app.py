@@ -20,11 +20,11 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from envkit.server.access import BearerAuth, ClientAddress, RateLimit, RateLimiter
 from envkit.server.adapter import EnvAdapter
+from envkit.server.bodies import ErrorResponse
 from envkit.server.busy_poll import DEFAULT_BUSY_POLL_S, BusyPoll, check_window
 from envkit.server.errors import ErrorCode, ServiceError, code_for_status, error_payload
 from envkit.server.http_limits import HEADER_TIMEOUT_S, MAX_HEADER_BYTES, HeaderLimitedProtocol
 from envkit.server.limits import MAX_BODY_BYTES, MAX_MESSAGE_BYTES, BodySizeLimit, Limits
-from envkit.server.models import ErrorResponse
 from envkit.server.origins import JsonBodies, OriginCheck, check_origins
 from envkit.server.replies import CodedErrors
 from envkit.server.routers import env, info, mcp, sessions, ws

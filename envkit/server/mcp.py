@@ -26,6 +26,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from envkit.schema import validate
+from envkit.server.bodies import ResetRequest
 from envkit.server.errors import (
     CapacityError,
     EpisodeStateError,
@@ -37,7 +38,6 @@ from envkit.server.errors import (
     issue_details,
 )
 from envkit.server.jsontext import loads
-from envkit.server.models import ResetRequest
 from envkit.server.service import EnvService
 
 __all__ = [

@@ -20,8 +20,8 @@ from pydantic import BaseModel
 from starlette.requests import HTTPConnection
 
 from envkit.schema import Schema, parse, render, tool_definition
-from envkit.server.adapter import EnvAdapter, EpisodeState, StepResult, ToolSpec
-from envkit.server.models import ResetRequest
+from envkit.server.adapter import AdapterResult, EnvAdapter, EpisodeState, ToolSpec
+from envkit.server.bodies import ResetRequest
 from envkit.server.sessions import Session, SessionBusyError, SessionStore
 
 __all__ = ["EnvInfo", "EnvService", "Service", "Tool", "get_service"]
@@ -146,12 +146,12 @@ class EnvService:
         """Validate ``action`` (raw JSON data) with the env's action model, then play it."""
         return self.play(session, action).to_wire()
 
-    def play(self, session: Session, action: Any) -> StepResult:
+    def play(self, session: Session, action: Any) -> AdapterResult:
         """``step``'s result before it is made a payload (the WebSocket writes it as JSON)."""
         parsed = self.info.action_model.model_validate(action)
         return self._counted(session, session.adapter.step(parsed))
 
-    def play_if_free(self, session_id: str, action: Any) -> StepResult | None:
+    def play_if_free(self, session_id: str, action: Any) -> AdapterResult | None:
         """``play`` on the caller's thread (the event loop) if the session is free and its env
         never blocks (``adapter.blocking`` False); None: the caller plays it on a worker thread.
 
@@ -175,7 +175,7 @@ class EnvService:
         return {**base, **session.adapter.state()}
 
     @staticmethod
-    def _counted(session: Session, result: StepResult) -> StepResult:
+    def _counted(session: Session, result: AdapterResult) -> AdapterResult:
         session.step_count += 1
         return result
 

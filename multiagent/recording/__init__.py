@@ -1,6 +1,6 @@
 """Episode logs of the worlds: every turn's ground truth, what each agent saw of it and did.
 
-- ``EpisodeLogDTO`` and its parts (``multiagent.recording.log``); ``load_episode_log(path)``,
+- ``EpisodeLog`` and its parts (``multiagent.recording.log``); ``load_episode_log(path)``,
   ``save_episode_log(log, path)``, ``EpisodeLogError`` (a file that cannot load, with its field).
 - ``EpisodeRecorder`` (``multiagent.recording.recorder``): what ``WorldEnv(record=...)`` and the
   ``multiagent.wrappers.RecordEpisode`` wrapper use; ``observability_cells(plan)``, the matrix
@@ -11,14 +11,14 @@ The viewer's world page (``/viewer/world.html`` of the chess server) opens these
 
 from multiagent.recording.log import (
     EPISODE_LOG_MIGRATIONS,
-    EpisodeLogDTO,
+    EpisodeLog,
     EpisodeLogError,
     Level,
     Mark,
-    ObservedDTO,
-    StateDTO,
-    TurnDTO,
-    ViewCellDTO,
+    ObserverView,
+    TurnRecord,
+    TurnState,
+    ViewCell,
     load_episode_log,
     save_episode_log,
 )
@@ -26,16 +26,16 @@ from multiagent.recording.recorder import EpisodeRecorder, Record, observability
 
 __all__ = [
     "EPISODE_LOG_MIGRATIONS",
-    "EpisodeLogDTO",
+    "EpisodeLog",
     "EpisodeLogError",
     "EpisodeRecorder",
     "Level",
     "Mark",
-    "ObservedDTO",
+    "ObserverView",
     "Record",
-    "StateDTO",
-    "TurnDTO",
-    "ViewCellDTO",
+    "TurnRecord",
+    "TurnState",
+    "ViewCell",
     "load_episode_log",
     "observability_cells",
     "save_episode_log",

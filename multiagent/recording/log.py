@@ -1,9 +1,9 @@
 """The episode log of a world: what happened each turn, what each agent saw of it, and why.
 
-- ``EpisodeLogDTO`` (schema version 1): the world's identity, the seed, the observability matrix
-  as ``ViewCellDTO`` cells (observer x target: level, noise and each variable's ``Mark``) and
-  one ``TurnDTO`` per turn: the ground truth (``StateDTO``), each live agent's observation
-  (``ObservedDTO``), the actions taken on that turn and what they earned.
+- ``EpisodeLog`` (schema version 1): the world's identity, the seed, the observability matrix
+  as ``ViewCell`` cells (observer x target: level, noise and each variable's ``Mark``) and
+  one ``TurnRecord`` per turn: the ground truth (``TurnState``), each live agent's observation
+  (``ObserverView``), the actions taken on that turn and what they earned.
 - ``Mark``: how an observer saw one variable of a target: "hidden" (the target is unaware to it,
   or the variable is internal and it is external), "exact", or "noisy" (its true value is the
   ground truth of the same turn).
@@ -35,14 +35,14 @@ from multiagent.world_state import WorldState
 __all__ = [
     "EPISODE_LOG_MIGRATIONS",
     "GLOBAL_TARGET",
-    "EpisodeLogDTO",
+    "EpisodeLog",
     "EpisodeLogError",
     "Level",
     "Mark",
-    "ObservedDTO",
-    "StateDTO",
-    "TurnDTO",
-    "ViewCellDTO",
+    "ObserverView",
+    "TurnRecord",
+    "TurnState",
+    "ViewCell",
     "load_episode_log",
     "save_episode_log",
 ]
@@ -57,11 +57,11 @@ class EpisodeLogError(ValueError):
     """An episode log that cannot load: the message names the file and the field."""
 
 
-class ViewCellDTO(BaseModel):
+class ViewCell(BaseModel):
     """One cell of the observability matrix: how ``observer`` sees ``target`` all episode.
 
     Example:
-        >>> cell = ViewCellDTO(observer="A", target="B", level="external", noise=0.1,
+        >>> cell = ViewCell(observer="A", target="B", level="external", noise=0.1,
         ...                    variables={"gold": "noisy", "secret": "hidden"})
         >>> cell.variables["secret"]
         'hidden'
@@ -77,7 +77,7 @@ class ViewCellDTO(BaseModel):
     )
 
 
-class StateDTO(BaseModel):
+class TurnState(BaseModel):
     """The ground truth of one turn (an agent's name is its key, not one of its variables)."""
 
     model_config = _PART
@@ -85,7 +85,7 @@ class StateDTO(BaseModel):
     global_state: dict[str, Any] = Field(description="{variable: value}")
 
 
-class ObservedDTO(BaseModel):
+class ObserverView(BaseModel):
     """What one observer was given on one turn: only the targets and variables it sees."""
 
     model_config = _PART
@@ -97,7 +97,7 @@ class ObservedDTO(BaseModel):
     )
 
 
-class TurnDTO(BaseModel):
+class TurnRecord(BaseModel):
     """One turn: the state and the observations at its start, then what the agents did.
 
     ``actions`` are the validated actions taken on this turn (they lead to the next turn's
@@ -107,8 +107,8 @@ class TurnDTO(BaseModel):
 
     model_config = _PART
     turn: int = Field(ge=0, description="The world's turn counter")
-    state: StateDTO = Field(description="The ground truth")
-    observations: dict[str, ObservedDTO] = Field(
+    state: TurnState = Field(description="The ground truth")
+    observations: dict[str, ObserverView] = Field(
         description="Each live agent's observation of this turn's state"
     )
     actions: dict[str, dict[str, Any]] = Field(
@@ -131,7 +131,7 @@ class TurnDTO(BaseModel):
     )
 
 
-class EpisodeLogDTO(FrozenDTO):
+class EpisodeLog(FrozenDTO):
     """A recorded episode of a world (see the module docstring).
 
     Example:
@@ -160,14 +160,14 @@ class EpisodeLogDTO(FrozenDTO):
         description="Whether the config's observability applied (False: everyone saw everything)"
     )
     distribution: Literal["uniform", "gaussian"] = Field(description="The noise's distribution")
-    cells: list[ViewCellDTO] = Field(
+    cells: list[ViewCell] = Field(
         description="The matrix: one cell per (observer, target), targets the agents then global"
     )
-    turns: list[TurnDTO] = Field(min_length=1, description="Turn 0 (the reset) onwards")
+    turns: list[TurnRecord] = Field(min_length=1, description="Turn 0 (the reset) onwards")
     complete: bool = Field(description="True when every agent terminated or was truncated")
 
     @model_validator(mode="after")
-    def _consistent(self) -> EpisodeLogDTO:
+    def _consistent(self) -> EpisodeLog:
         marks = {(c.observer, c.target): c.variables for c in self.cells}
         problems = _cell_problems(self)
         for index, turn in enumerate(self.turns):
@@ -180,7 +180,7 @@ class EpisodeLogDTO(FrozenDTO):
             raise ValueError("; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""))
         return self
 
-    def cell(self, observer: str, target: str) -> ViewCellDTO:
+    def cell(self, observer: str, target: str) -> ViewCell:
         """How ``observer`` sees ``target`` (an agent or "global"); KeyError for a stranger."""
         for cell in self.cells:
             if cell.observer == observer and cell.target == target:
@@ -194,7 +194,7 @@ class EpisodeLogDTO(FrozenDTO):
         return WorldState(turn.turn, agents, dict(turn.state.global_state))
 
 
-def _cell_problems(log: EpisodeLogDTO) -> list[str]:
+def _cell_problems(log: EpisodeLog) -> list[str]:
     expected = {(o, t) for o in log.agents for t in [*log.agents, GLOBAL_TARGET]}
     seen: set[tuple[str, str]] = set()
     problems = []
@@ -213,7 +213,7 @@ def _cell_problems(log: EpisodeLogDTO) -> list[str]:
 
 
 def _turn_problems(
-    log: EpisodeLogDTO, where: str, turn: TurnDTO, marks: dict[tuple[str, str], dict[str, Mark]]
+    log: EpisodeLog, where: str, turn: TurnRecord, marks: dict[tuple[str, str], dict[str, Mark]]
 ) -> list[str]:
     problems = []
     if list(turn.state.agents) != log.agents:
@@ -246,10 +246,10 @@ def _turn_problems(
 
 
 EPISODE_LOG_MIGRATIONS = MigrationRegistry()
-_CURRENT_VERSION: int = EpisodeLogDTO.model_fields["schema_version"].default
+_CURRENT_VERSION: int = EpisodeLog.model_fields["schema_version"].default
 
 
-def save_episode_log(log: EpisodeLogDTO, path: str | os.PathLike[str]) -> Path:
+def save_episode_log(log: EpisodeLog, path: str | os.PathLike[str]) -> Path:
     """Write ``log`` as compact JSON to ``path``, gzipped when its name ends in ``.gz`` (with no
     timestamp inside, so the same log gives the same bytes), through a temporary file renamed
     over it (a crash leaves the previous file whole); returns the path."""
@@ -270,7 +270,7 @@ def save_episode_log(log: EpisodeLogDTO, path: str | os.PathLike[str]) -> Path:
     return target
 
 
-def load_episode_log(path: str | os.PathLike[str]) -> EpisodeLogDTO:
+def load_episode_log(path: str | os.PathLike[str]) -> EpisodeLog:
     """The episode log stored at ``path``, migrated to the current schema version.
 
     Raises ``FileNotFoundError`` for a missing file and ``EpisodeLogError`` (a ``ValueError``)
@@ -304,7 +304,7 @@ def load_episode_log(path: str | os.PathLike[str]) -> EpisodeLogDTO:
     except MigrationError as error:
         raise EpisodeLogError(f"episode log {str(source)!r}: {error}") from None
     try:
-        return EpisodeLogDTO.model_validate(data)
+        return EpisodeLog.model_validate(data)
     except ValidationError as error:
         raise EpisodeLogError(f"episode log {str(source)!r}:\n{_describe(error)}") from None
 

@@ -1,6 +1,6 @@
 """Building episode logs from a running world env.
 
-- ``observability_cells(plan)``: a plan's matrix as ``ViewCellDTO`` cells, each variable marked
+- ``observability_cells(plan)``: a plan's matrix as ``ViewCell`` cells, each variable marked
   hidden, exact or noisy. A variable is noisy when its observer's noise is above 0 and it holds a
   value noise can change (a number, a bool, a category; strings are never noised).
 - ``EpisodeRecorder``: collects one episode at a time from a ``WorldEnv`` (its ground truth) and
@@ -26,9 +26,9 @@ from pydantic_core import to_jsonable_python
 from multiagent.observability import ObservabilityPlan, observe_all
 from multiagent.recording.log import (
     GLOBAL_TARGET,
-    EpisodeLogDTO,
+    EpisodeLog,
     Mark,
-    ViewCellDTO,
+    ViewCell,
     save_episode_log,
 )
 from multiagent.variables import VariableDefinition
@@ -51,7 +51,7 @@ def _noisable(defn: VariableDefinition) -> bool:
     return any(_noisable(child) for child in children)
 
 
-def observability_cells(plan: ObservabilityPlan) -> list[ViewCellDTO]:
+def observability_cells(plan: ObservabilityPlan) -> list[ViewCell]:
     """Every (observer, target) of ``plan`` with its level, noise and per-variable marks.
 
     Example:
@@ -79,7 +79,7 @@ def observability_cells(plan: ObservabilityPlan) -> list[ViewCellDTO]:
                 for name, defn in definitions.items()
             }
             level = view.level.value if view is not None else "unaware"
-            cells.append(ViewCellDTO(observer=observer, target=target, level=level,
+            cells.append(ViewCell(observer=observer, target=target, level=level,
                                      noise=noise, variables=marks))  # fmt: skip
     return cells
 
@@ -101,7 +101,7 @@ def _without_name(agents: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str
 
 
 class EpisodeRecorder:
-    """One world env's episodes as ``EpisodeLogDTO``s, written as each ends.
+    """One world env's episodes as ``EpisodeLog``s, written as each ends.
 
     Args:
         world_env: the ``WorldEnv`` whose ground truth (``world``, ``seed_value``) is recorded.
@@ -126,10 +126,10 @@ class EpisodeRecorder:
         self._turns: list[dict[str, Any]] = []
         self._episodes, self._seed = 0, 0
         self._complete = self._written = False
-        self._log: EpisodeLogDTO | None = None
+        self._log: EpisodeLog | None = None
 
     @property
-    def episode_log(self) -> EpisodeLogDTO | None:
+    def episode_log(self) -> EpisodeLog | None:
         """The episode since the last reset (in progress or ended); None before any reset."""
         if self._log is None and self._turns:
             self._log = self._build()
@@ -210,10 +210,10 @@ class EpisodeRecorder:
             "infos": {},
         }
 
-    def _build(self) -> EpisodeLogDTO:
+    def _build(self) -> EpisodeLog:
         config = self.world_env.config
         variables = config.state_variables
-        return EpisodeLogDTO(
+        return EpisodeLog(
             world=config.simulation.name,
             config_hash=config.config_hash,
             seed=self._seed,

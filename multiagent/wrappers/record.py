@@ -10,7 +10,7 @@ from pettingzoo.utils import BaseParallelWrapper
 
 from multiagent.env import WorldEnv
 from multiagent.observability import ObservabilityPlan
-from multiagent.recording import EpisodeLogDTO, EpisodeRecorder, Record
+from multiagent.recording import EpisodeLog, EpisodeRecorder, Record
 from multiagent.wrappers.world_view import WorldViewWrapper
 
 __all__ = ["RecordEpisode"]
@@ -62,7 +62,7 @@ class RecordEpisode(BaseParallelWrapper):
         self.recorder = EpisodeRecorder(world_env, plan, record)
 
     @property
-    def episode_log(self) -> EpisodeLogDTO | None:
+    def episode_log(self) -> EpisodeLog | None:
         """The episode since the last reset (in progress or ended); None before any reset."""
         return self.recorder.episode_log
 

@@ -12,7 +12,7 @@ from typing import Any
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from multiagent.dto import AgentObservationDTO, GlobalObservationDTO, ObservationEnvelope
+from multiagent.dto import AgentObservation, GlobalObservation, ObservationEnvelope
 from multiagent.observability import GLOBAL_TARGET, ObservabilityPlan, observe_all
 from multiagent.spaces import CHARSET
 from multiagent.world_state import WorldState
@@ -29,7 +29,7 @@ def observation_envelope(
     """``observer``'s view (from ``observe_all``) as the DTO an LLM agent is given."""
     views = {v.target: v for v in plan.views[observer]}
     agents = {
-        target: AgentObservationDTO(
+        target: AgentObservation(
             name=target,
             variables={k: v for k, v in values.items() if k != "name"},
             level=views[target].level.value,
@@ -39,7 +39,7 @@ def observation_envelope(
     }
     global_view = views.get(GLOBAL_TARGET)
     global_context = (
-        GlobalObservationDTO(
+        GlobalObservation(
             variables=view.global_state, level=global_view.level.value, noise=global_view.noise
         )
         if global_view is not None

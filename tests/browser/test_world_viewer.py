@@ -18,13 +18,13 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 from multiagent import parallel_env
-from multiagent.recording import EpisodeLogDTO, load_episode_log, save_episode_log
+from multiagent.recording import EpisodeLog, load_episode_log, save_episode_log
 
 WAIT = 10  # seconds; every wait ends as soon as the page shows what it waits for
 TURNS = 6
 
 
-def record_trade(folder: Path) -> tuple[Path, EpisodeLogDTO]:
+def record_trade(folder: Path) -> tuple[Path, EpisodeLog]:
     """A short trade episode with seeded random actions, recorded to ``folder/trade.json``."""
     env = parallel_env("trade", observability=True, record=folder / "trade.json")
     env.reset(seed=21)
@@ -68,7 +68,7 @@ def cell(browser: Any, observer: str, target: str, variable: str) -> Any:
     )
 
 
-def expected_cells(log: EpisodeLogDTO, index: int) -> dict[tuple[str, str, str], dict]:
+def expected_cells(log: EpisodeLog, index: int) -> dict[tuple[str, str, str], dict]:
     """What each view cell must say at ``turns[index]``, from the log alone."""
     turn = log.turns[index]
     expected = {}

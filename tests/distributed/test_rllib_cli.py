@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from training.rllib import RLlibTrainingResultDTO
+from training.rllib import RLlibTrainingResult
 
 pytest.importorskip("ray", reason="needs ray[rllib]: make test-distributed")
 
@@ -46,10 +46,10 @@ def test_cli_trains_on_a_local_ray_and_prints_the_dto(tmp_path: Path) -> None:
     args = ["--env", "chess:selfplay", "--num-env-runners", "0", "--iterations", "1"]
     done = _cli([*args, "--out", str(out)])
     assert done.returncode == 0, done.stderr[-3000:]
-    printed = RLlibTrainingResultDTO.model_validate_json(done.stdout)
+    printed = RLlibTrainingResult.model_validate_json(done.stdout)
     assert printed.cluster == "local" and printed.num_env_runners == 0
     assert printed.iterations == 1 and printed.illegal_actions == 0
-    assert RLlibTrainingResultDTO.model_validate_json((out / "result.json").read_text()) == printed
+    assert RLlibTrainingResult.model_validate_json((out / "result.json").read_text()) == printed
     assert printed.checkpoint == str((out / "checkpoint").resolve())
     assert (out / "checkpoint" / "rllib_checkpoint.json").exists()
 
@@ -100,6 +100,6 @@ def test_cli_joins_a_running_cluster(tmp_path: Path, ray_head: tuple[str, dict[s
     args = ["--env", "chess_env/Chess-v0", "--num-env-runners", "1", "--iterations", "1"]
     done = _cli([*args, "--address", address, "--out", str(tmp_path)], env=auth)
     assert done.returncode == 0, done.stderr[-3000:]
-    printed = RLlibTrainingResultDTO.model_validate_json(done.stdout)
+    printed = RLlibTrainingResult.model_validate_json(done.stdout)
     assert printed.cluster == address and printed.cluster_cpus == 2
     assert printed.config.address == address and printed.illegal_actions == 0

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from training.rllib import RLlibTrainingResultDTO, train_rllib
+from training.rllib import RLlibTrainingResult, train_rllib
 from training.rllib.envs import RLlibChessAEC, RLlibChessObservation
 
 pytest.importorskip("ray", reason="needs ray[rllib]: make test-distributed")
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.usefixtures("ray_session")
 RUNNERS = pytest.mark.parametrize("num_env_runners", [0, 1])
 
 
-def _check_result(result: RLlibTrainingResultDTO, policies: set[str]) -> None:
+def _check_result(result: RLlibTrainingResult, policies: set[str]) -> None:
     """What every run must report: the budget sampled, learner numbers, a lossless round trip."""
     assert result.iterations == len(result.history) == result.config.iterations
     assert result.total_timesteps >= result.config.train_batch_size
@@ -38,7 +38,7 @@ def _check_result(result: RLlibTrainingResultDTO, policies: set[str]) -> None:
     assert result.duration_sec > 0 and result.steps_per_sec > 0
     payload = result.model_dump(mode="json")
     json.dumps(payload, allow_nan=False)
-    assert RLlibTrainingResultDTO.model_validate(payload) == result
+    assert RLlibTrainingResult.model_validate(payload) == result
 
 
 @RUNNERS

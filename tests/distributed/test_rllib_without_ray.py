@@ -21,7 +21,7 @@ from chess_env import ChessEnv, aec_env
 from training.__main__ import main
 from training.config import TrainingConfigError
 from training.rllib.config import RLlibConfig, load_rllib_config
-from training.rllib.dto import RLlibIterationDTO, RLlibPolicyStatsDTO, RLlibTrainingResultDTO
+from training.rllib.dto import RLlibIteration, RLlibPolicyStats, RLlibTrainingResult
 from training.rllib.envs import (
     ENV_NAMES,
     FlatWorld,
@@ -139,8 +139,8 @@ def test_every_env_name_is_a_valid_config() -> None:
 # -- DTO --------------------------------------------------------------------------------------
 
 
-def _result(**changes: Any) -> RLlibTrainingResultDTO:
-    stats = RLlibPolicyStatsDTO(policy_loss=0.1, vf_loss=float("nan"), entropy=3.1)
+def _result(**changes: Any) -> RLlibTrainingResult:
+    stats = RLlibPolicyStats(policy_loss=0.1, vf_loss=float("nan"), entropy=3.1)
     fields: dict[str, Any] = {
         "env_id": "chess:selfplay",
         "masked": True,
@@ -159,20 +159,20 @@ def _result(**changes: Any) -> RLlibTrainingResultDTO:
         "illegal_actions": 0,
         "loss_policy": 0.1,
         "policies": {"shared": stats},
-        "history": (RLlibIterationDTO(iteration=1, timesteps=128, episodes=3, duration_sec=1.5),),
+        "history": (RLlibIteration(iteration=1, timesteps=128, episodes=3, duration_sec=1.5),),
         "duration_sec": 1.5,
         "setup_sec": 4.0,
         "steps_per_sec": 128 / 1.5,
         "config": RLlibConfig(env="chess:selfplay"),
     }
-    return RLlibTrainingResultDTO(**{**fields, **changes})
+    return RLlibTrainingResult(**{**fields, **changes})
 
 
 def test_result_dto_round_trips_through_json_without_nan() -> None:
     result = _result()
     payload = result.model_dump(mode="json")
     json.dumps(payload, allow_nan=False)
-    assert RLlibTrainingResultDTO.model_validate(payload) == result
+    assert RLlibTrainingResult.model_validate(payload) == result
     assert result.mean_episode_reward is None and result.policies["shared"].vf_loss is None
     assert result.agent_episode_rewards == {"player_1": 0.0}  # infinite returns dropped
 
@@ -182,7 +182,7 @@ def test_result_dto_is_frozen_and_versioned() -> None:
     with pytest.raises(ValidationError):
         result.episodes = 4  # type: ignore[misc]
     with pytest.raises(ValidationError, match="schema version 1, got 2"):
-        RLlibTrainingResultDTO.model_validate({**result.model_dump(), "schema_version": 2})
+        RLlibTrainingResult.model_validate({**result.model_dump(), "schema_version": 2})
 
 
 # -- the illegal-action callback --------------------------------------------------------------

@@ -42,13 +42,13 @@ from envkit.client import (
 from envkit.client.session import Sleep
 from envkit.server import (
     MAX_MESSAGE_BYTES,
+    AdapterResult,
     EpisodeState,
     EpisodeStateError,
     InvalidInputError,
     ToolSpec,
     create_app,
 )
-from envkit.server import StepResult as ServerStepResult
 from envkit.server.access import RateLimit, RateLimiter
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
@@ -86,12 +86,12 @@ class CounterAdapter:
 
     def reset(
         self, *, seed: int | None = None, target: int = 5, unstable: bool = False
-    ) -> ServerStepResult:
+    ) -> AdapterResult:
         self.rng = random.Random(None if unstable else seed)
         self.count, self.target = 0, target
         return self._result(None)
 
-    def step(self, action: CounterAction) -> ServerStepResult:
+    def step(self, action: CounterAction) -> AdapterResult:
         if self.count is None:
             raise EpisodeStateError("reset first", reason="not_reset")
         if self.count >= self.target:
@@ -108,16 +108,16 @@ class CounterAdapter:
     def tools(self) -> list[ToolSpec]:
         return []
 
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> ServerStepResult:
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> AdapterResult:
         raise NotImplementedError
 
     def close(self) -> None:
         pass
 
-    def _result(self, reward: float | None) -> ServerStepResult:
+    def _result(self, reward: float | None) -> AdapterResult:
         assert self.count is not None
         observation = CounterObservation(count=self.count, noise=self.rng.random())
-        return ServerStepResult(observation, reward, self.count >= self.target)
+        return AdapterResult(observation, reward, self.count >= self.target)
 
 
 class Faults:

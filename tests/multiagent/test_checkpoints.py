@@ -18,8 +18,8 @@ from multiagent.checkpoints import CheckpointError, load_checkpoint, save_checkp
 from multiagent.config import ObservabilityLevel, SimulationConfig, load_config
 from multiagent.dto import (
     SNAPSHOT_MIGRATIONS,
-    AgentObservationDTO,
-    GlobalObservationDTO,
+    AgentObservation,
+    GlobalObservation,
     ObservationEnvelope,
     SimulationSnapshot,
 )
@@ -377,17 +377,17 @@ def envelope() -> ObservationEnvelope:
         turn=3,
         observer="Trader_1",
         agents={
-            "Trader_2": AgentObservationDTO(
+            "Trader_2": AgentObservation(
                 name="Trader_2",
                 variables={"location": (1.25, 2.0), "gold": 7, "target_destination": None},
                 level="external",
                 noise=0.1,
             ),
-            "Trader_1": AgentObservationDTO(
+            "Trader_1": AgentObservation(
                 name="Trader_1", variables={"gold": 10}, level="insider", noise=0.0
             ),
         },
-        global_context=GlobalObservationDTO(variables={"price": 1.5}, level="insider", noise=0),
+        global_context=GlobalObservation(variables={"price": 1.5}, level="insider", noise=0),
     )
 
 
@@ -415,14 +415,14 @@ def test_the_envelope_round_trips_through_json() -> None:
 
 
 def test_the_config_levels_are_accepted_and_stored_as_text() -> None:
-    seen = AgentObservationDTO(name="B", variables={}, level=ObservabilityLevel.EXTERNAL, noise=0)
+    seen = AgentObservation(name="B", variables={}, level=ObservabilityLevel.EXTERNAL, noise=0)
     assert seen.level == "external" and type(seen.level) is str
 
 
 def test_the_envelope_refuses_unaware_levels_and_mislabelled_targets() -> None:
     with pytest.raises(ValidationError, match="level"):
-        AgentObservationDTO(name="B", variables={}, level="unaware", noise=0)  # type: ignore[arg-type]
-    target = AgentObservationDTO(name="B", variables={}, level="external", noise=0)
+        AgentObservation(name="B", variables={}, level="unaware", noise=0)  # type: ignore[arg-type]
+    target = AgentObservation(name="B", variables={}, level="external", noise=0)
     with pytest.raises(ValidationError, match=r"agents\[C\] holds the observation of 'B'"):
         ObservationEnvelope(turn=0, observer="A", agents={"C": target})
     with pytest.raises(ValidationError, match="greater than or equal to 0"):

@@ -1,4 +1,4 @@
-"""``load_config``: every rejection is a ``ConfigError`` that names the field path.
+"""``load_config``: every rejection is a ``WorldConfigError`` that names the field path.
 
 Covers the load-time limits (nesting depth), defaults that must conform to their definition,
 unknown keys with a "did you mean", values outside a fixed set (named with the allowed ones), YAML
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from multiagent import parallel_env
 from multiagent.config import ObservabilityLevel, SimulationConfig, load_config
-from multiagent.errors import CircularSchemaError, ConfigError
+from multiagent.errors import CircularSchemaError, WorldConfigError
 from multiagent.variables import VariableDefinition
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -43,8 +43,8 @@ def with_agent_vars(**variables: Any) -> dict[str, Any]:
 
 
 def config_error(source: Any) -> str:
-    """The message of the ``ConfigError`` that loading ``source`` must raise."""
-    with pytest.raises(ConfigError) as caught:
+    """The message of the ``WorldConfigError`` that loading ``source`` must raise."""
+    with pytest.raises(WorldConfigError) as caught:
         load_config(source)
     return str(caught.value)
 
@@ -136,7 +136,7 @@ def test_bad_regex_is_a_config_error_naming_the_field() -> None:
 
 def test_int_bound_past_int64_is_a_config_error_or_loads() -> None:
     """Whatever the verdict on huge bounds, load_config must not crash with a foreign error."""
-    with contextlib.suppress(ConfigError):
+    with contextlib.suppress(WorldConfigError):
         load_config(with_agent_vars(big={"type": "int", "min": 1e20}))
 
 
@@ -465,7 +465,7 @@ def test_env_resolves_dynamics_as_load_config_checks_them() -> None:
     """One resolver: a config validated without ``load_config`` fails the same way in the env."""
     source = world(engine={"dynamics": "no_such_module_q7:step"})
     config = SimulationConfig.model_validate(source)
-    with pytest.raises(ConfigError) as caught:
+    with pytest.raises(WorldConfigError) as caught:
         parallel_env(config)
     assert str(caught.value) == config_error(source)
 
@@ -561,7 +561,7 @@ state_variables:
     assert "Cycle: a -> b -> c -> a" in message
     assert "state_variables.agent_vars.a.b.c.a" in message
     assert "Suggested fixes" in message
-    assert isinstance(caught.value, ConfigError)
+    assert isinstance(caught.value, WorldConfigError)
 
 
 def test_self_containing_anchor_is_a_circular_schema_error(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from multiagent import WorldEnv, aec_env, parallel_env
 from multiagent.observability import GLOBAL_TARGET, ObservabilityPlan
 from multiagent.observation_layout import ObservationLayout
 from multiagent.recording import (
-    EpisodeLogDTO,
+    EpisodeLog,
     EpisodeLogError,
     load_episode_log,
     observability_cells,
@@ -70,7 +70,7 @@ def as_json(value: Any) -> Any:
     return to_jsonable_python(value)
 
 
-def view_of(log: EpisodeLogDTO, index: int, observer: str) -> WorldState:
+def view_of(log: EpisodeLog, index: int, observer: str) -> WorldState:
     """The recorded observation as the view ``observe_all`` gave (agents carry their names)."""
     seen = log.turns[index].observations[observer]
     agents = {target: {"name": target, **values} for target, values in seen.agents.items()}

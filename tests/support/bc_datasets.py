@@ -6,7 +6,7 @@ import numpy as np
 
 from chess_env.core.encoding import ACTION_SIZE
 from training.datasets import CHESS_SOURCES, MASK_BYTES, BCDataset
-from training.dto import DatasetManifestDTO
+from training.dto import DatasetManifest
 
 
 def assert_same(left: BCDataset, right: BCDataset) -> None:
@@ -27,7 +27,7 @@ def synthetic(sizes: list[int]) -> BCDataset:
         episodes=np.repeat(np.arange(len(sizes), dtype=np.int32), sizes),
         source=(np.repeat(np.arange(len(sizes)), sizes) % 2).astype(np.uint8),
         fens=None,
-        manifest=DatasetManifestDTO(
+        manifest=DatasetManifest(
             env="chess",
             expert="alphabeta:1",
             positions=rows,

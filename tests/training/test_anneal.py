@@ -12,7 +12,7 @@ import training.dto
 import training.ppo
 from training.annealing import _flags, anneal
 from training.config import AnnealConfig, BCConfig, PPOConfig
-from training.dto import AnnealSummaryDTO, ColorRecordDTO, EvaluationResultDTO
+from training.dto import AnnealSummary, ColorResult, EvaluationResult
 from training.policies import DestinationActionHead
 from training.sb3_models import load_model
 
@@ -50,7 +50,7 @@ def test_bc_then_ppo_passes_and_keeps_its_artefacts_under_runs_by_default(
     folder = Path(summary.artifacts.directory)
     assert folder.parent == Path("runs") and folder.name.startswith("anneal-")
     assert summary.config.out_dir == str(folder)
-    saved = AnnealSummaryDTO.model_validate_json((folder / "summary.json").read_text())
+    saved = AnnealSummary.model_validate_json((folder / "summary.json").read_text())
     assert saved == summary
     # What the numbers rest on, beside them: the CPU kernel path decides the weights.
     assert summary.platform["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
@@ -100,8 +100,8 @@ def _collapsing_ppo(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
         with torch.no_grad():
             for parameter in run.model.policy.parameters():
                 parameter.add_(1.0)
-        lost = ColorRecordDTO(games=1, wins=0, draws=0, losses=1)
-        evaluation = EvaluationResultDTO.from_counts(
+        lost = ColorResult(games=1, wins=0, draws=0, losses=1)
+        evaluation = EvaluationResult.from_counts(
             opponent="random", seed=config.seed, white=lost, black=lost, mean_plies=10,
             illegal_actions=0, checkmates=0, terminations={"checkmate": 2},
         )  # fmt: skip
@@ -137,12 +137,12 @@ def test_without_rollback_a_flagged_stage_keeps_its_model(
 
 
 def test_loss_rise_is_flagged_only_between_ppo_stages() -> None:
-    def ppo(loss: float) -> training.dto.PPOTrainingResultDTO:
-        return training.dto.PPOTrainingResultDTO.model_construct(loss_total=loss, evaluation=None)
+    def ppo(loss: float) -> training.dto.PPOTrainingResult:
+        return training.dto.PPOTrainingResult.model_construct(loss_total=loss, evaluation=None)
 
     config = TINY.model_copy(update={"loss_tolerance": 0.5})
     assert _flags(config, ppo(1.6), ppo(1.0)) == ("loss_rise",)
     assert _flags(config, ppo(1.4), ppo(1.0)) == ()
     assert _flags(config, ppo(9.0), None) == ()
-    bc = training.dto.BCTrainingResultDTO.model_construct(loss=0.1, evaluation=None)
+    bc = training.dto.BCTrainingResult.model_construct(loss=0.1, evaluation=None)
     assert _flags(config, ppo(9.0), bc) == ()  # a BC loss is an NLL: not comparable

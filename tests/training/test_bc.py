@@ -15,7 +15,7 @@ from chess_env.core.encoding import encode_move
 from training.bc import _LossCoefs, _masked_terms, bc_model, train_bc
 from training.config import BCConfig, PPOConfig
 from training.datasets import BCDataset, generate_chess_dataset, generate_world_dataset
-from training.dto import BCTrainingResultDTO
+from training.dto import BCTrainingResult
 from training.evaluation import policy_logits
 
 QUICK = {"progress_bar": False, "eval_games": 0, "out_dir": None}  # no files: runs/ is the default
@@ -189,7 +189,7 @@ def test_artefacts_round_trip_and_ppo_continues_from_the_weights(
         dataset=chess_data,
         model=model,
     )
-    assert BCTrainingResultDTO.model_validate_json((out / "result.json").read_text()) == result
+    assert BCTrainingResult.model_validate_json((out / "result.json").read_text()) == result
     assert result.dataset == chess_data.manifest
     assert result.evaluation is not None and result.evaluation.games == 2
     assert result.artifacts.model == str(out / "model.zip")

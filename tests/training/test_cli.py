@@ -17,10 +17,10 @@ import training
 from training.__main__ import _anneal_status, demo_config_path, main
 from training.config import CONFIG_KINDS, AnnealConfig, config_keys, load_training_config
 from training.dto import (
-    AnnealSummaryDTO,
-    BCTrainingResultDTO,
-    EvaluationResultDTO,
-    PPOTrainingResultDTO,
+    AnnealSummary,
+    BCTrainingResult,
+    EvaluationResult,
+    PPOTrainingResult,
 )
 
 
@@ -31,9 +31,9 @@ def test_eval_command_prints_the_dto_and_writes_result_and_pgn(
     config.write_text("model: greedy\nopponent: random\ngames: 4\nprogress_bar: false\n")
     code = main(["eval", "--config", str(config), "--set", "seed=3", "--out", str(tmp_path / "o")])
     assert code == 0
-    printed = EvaluationResultDTO.model_validate_json(capsys.readouterr().out)
+    printed = EvaluationResult.model_validate_json(capsys.readouterr().out)
     assert printed.games == 4 and printed.seed == 3
-    written = EvaluationResultDTO.model_validate_json((tmp_path / "o" / "result.json").read_text())
+    written = EvaluationResult.model_validate_json((tmp_path / "o" / "result.json").read_text())
     assert written == printed
     with open(tmp_path / "o" / "games.pgn", encoding="utf-8") as pgn:
         games = [chess.pgn.read_game(pgn) for _ in range(4)]
@@ -121,7 +121,7 @@ def test_ppo_prints_only_its_json_and_the_progress_bar_goes_to_stderr(tmp_path: 
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    result = PPOTrainingResultDTO.model_validate(json.loads(done.stdout))
+    result = PPOTrainingResult.model_validate(json.loads(done.stdout))
     assert result.total_timesteps == 64 and "64/64" in done.stderr  # the bar, on stderr
     assert result.artifacts.model == str(tmp_path / "run" / "model.zip")
     assert isinstance(training.load_model(result.artifacts.model), MaskablePPO)
@@ -199,7 +199,7 @@ def test_an_anneal_that_ends_fail_exits_1_after_printing_its_json(
     argv = ["anneal", *TINY_ANNEAL, "--set", "bc_accuracy_threshold=1.0", "--out", str(tmp_path)]
     assert main(argv) == 1
     out, err = capfd.readouterr()
-    summary = AnnealSummaryDTO.model_validate(json.loads(out))
+    summary = AnnealSummary.model_validate(json.loads(out))
     assert summary.status == "FAIL"
     assert "the anneal ended FAIL at stage 0 (bc): accuracy_below_threshold" in err
     assert "BC epoch 1/1" in err  # the bars went to stderr
@@ -265,7 +265,7 @@ def test_bc_keeps_its_model_by_default_and_prints_only_json(
     argv = ["bc", "--set", "expert=alphabeta:1", "--set", "positions=40", "--set", "epochs=1"]
     assert main([*argv, "--set", "eval_games=1"]) == 0
     out, err = capfd.readouterr()
-    result = BCTrainingResultDTO.model_validate(json.loads(out))
+    result = BCTrainingResult.model_validate(json.loads(out))
     assert result.artifacts.model is not None and result.artifacts.model.startswith("runs/bc-")
     assert training.load_model(result.artifacts.model).policy is not None
     assert "BC epoch 1/1" in err

@@ -16,9 +16,9 @@ from pydantic import ValidationError
 
 from training.config import PPOConfig
 from training.dto import (
-    ColorRecordDTO,
-    EvaluationResultDTO,
-    PPOTrainingResultDTO,
+    ColorResult,
+    EvaluationResult,
+    PPOTrainingResult,
     finite_or_none,
     wilson_interval,
 )
@@ -67,11 +67,11 @@ def test_finite_or_none() -> None:
 
 
 def evaluation(**changes: Any) -> dict[str, Any]:
-    result = EvaluationResultDTO.from_counts(
+    result = EvaluationResult.from_counts(
         opponent="random",
         seed=0,
-        white=ColorRecordDTO(games=5, wins=3, draws=1, losses=1),
-        black=ColorRecordDTO(games=5, wins=2, draws=2, losses=1),
+        white=ColorResult(games=5, wins=3, draws=1, losses=1),
+        black=ColorResult(games=5, wins=2, draws=2, losses=1),
         mean_plies=80.0,
         illegal_actions=0,
         checkmates=4,
@@ -81,7 +81,7 @@ def evaluation(**changes: Any) -> dict[str, Any]:
 
 
 def test_from_counts_derives_totals_score_and_interval() -> None:
-    result = EvaluationResultDTO.model_validate(evaluation())
+    result = EvaluationResult.model_validate(evaluation())
     assert (result.games, result.wins, result.draws, result.losses) == (10, 5, 3, 2)
     assert result.score == 0.65
     assert (result.score_low, result.score_high) == wilson_interval(0.65, 10)
@@ -108,16 +108,16 @@ def test_inconsistent_evaluations_are_refused_saying_why(
     changes: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(ValidationError, match=re.escape(message)):
-        EvaluationResultDTO.model_validate(evaluation(**changes))
+        EvaluationResult.model_validate(evaluation(**changes))
 
 
 def test_a_colour_record_must_add_up() -> None:
     with pytest.raises(ValidationError, match=re.escape("(1 + 1 + 1) must equal games (2)")):
-        ColorRecordDTO(games=2, wins=1, draws=1, losses=1)
-    assert ColorRecordDTO(games=0, wins=0, draws=0, losses=0).score is None
+        ColorResult(games=2, wins=1, draws=1, losses=1)
+    assert ColorResult(games=0, wins=0, draws=0, losses=0).score is None
 
 
-def ppo_result(**changes: Any) -> PPOTrainingResultDTO:
+def ppo_result(**changes: Any) -> PPOTrainingResult:
     fields: dict[str, Any] = {
         "env_id": "chess_env/Chess-v0",
         "algorithm": "MaskablePPO",
@@ -132,18 +132,18 @@ def ppo_result(**changes: Any) -> PPOTrainingResultDTO:
         "grad_norm": math.inf,
         "duration_sec": 2.0,
         "steps_per_sec": 256.0,
-        "evaluation": EvaluationResultDTO.model_validate(evaluation()),
+        "evaluation": EvaluationResult.model_validate(evaluation()),
         "config": PPOConfig(total_timesteps=512),
     }
-    return PPOTrainingResultDTO(**{**fields, **changes})
+    return PPOTrainingResult(**{**fields, **changes})
 
 
 def test_undefined_metrics_become_none_and_round_trip_through_json() -> None:
     result = ppo_result()
     assert result.explained_variance is None and result.grad_norm is None
     assert result.loss_total == 0.25 and result.loss_policy is None
-    assert PPOTrainingResultDTO.model_validate(result.model_dump(mode="json")) == result
-    assert PPOTrainingResultDTO.model_validate_json(result.model_dump_json()) == result
+    assert PPOTrainingResult.model_validate(result.model_dump(mode="json")) == result
+    assert PPOTrainingResult.model_validate_json(result.model_dump_json()) == result
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,7 @@ from stable_baselines3.common.policies import ActorCriticPolicy, MultiInputActor
 import training
 from envkit.command_line import MissingExtraError
 from training.config import TrainingConfigError
-from training.dto import PPOTrainingResultDTO
+from training.dto import PPOTrainingResult
 from training.envs import env_factory, make_vec
 from training.evaluation import evaluate
 from training.policies import ChessCnnMaskablePolicy
@@ -79,7 +79,7 @@ def no_subprocess(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-def metrics(result: PPOTrainingResultDTO) -> dict[str, Any]:
+def metrics(result: PPOTrainingResult) -> dict[str, Any]:
     return result.model_dump(exclude=RUN_FIELDS)
 
 
@@ -116,9 +116,9 @@ def test_cartpole_trains_ppo_with_the_mlp_policy_and_evaluates_returns() -> None
 
 def test_the_result_round_trips_through_json(chess_run: tuple[PPORun, list]) -> None:
     result = chess_run[0].result
-    assert PPOTrainingResultDTO.model_validate(result.model_dump(mode="json")) == result
+    assert PPOTrainingResult.model_validate(result.model_dump(mode="json")) == result
     saved = Path(result.artifacts.result).read_text(encoding="utf-8")
-    assert PPOTrainingResultDTO.model_validate_json(saved) == result
+    assert PPOTrainingResult.model_validate_json(saved) == result
 
 
 def test_updates_and_advantages_come_from_the_model(chess_run: tuple[PPORun, list]) -> None:

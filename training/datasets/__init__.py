@@ -8,7 +8,7 @@
 - ``generate_world_dataset(world, positions, seed, learner)`` (``worlds``): a built-in world's
   scripted expert in the learner's seat, stored as ``FlattenForSB3`` observations and actions,
   ready for SB3's ``MultiInputPolicy``.
-- ``BCDataset`` (``dataset``): the arrays and their ``DatasetManifestDTO``; ``save`` /
+- ``BCDataset`` (``dataset``): the arrays and their ``DatasetManifest``; ``save`` /
   ``load_dataset`` (an .npz with its manifest as .json beside it, checked by SHA-256), ``split``
   (by game), ``unpacked_masks``; ``combine``; ``DatasetError``, whose message names the file.
 - ``parallel``: the seeded blocks that let several processes label the same rows as one.

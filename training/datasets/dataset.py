@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from chess_env.core.encoding import ACTION_SIZE
 from training.config import WorldName
-from training.dto import DatasetManifestDTO
+from training.dto import DatasetManifest
 
 BOARD_SHAPE = (8, 8, 12)
 MASK_BYTES = math.ceil(ACTION_SIZE / 8)  # 584
@@ -98,7 +98,7 @@ class BCDataset:
     episodes: np.ndarray
     source: np.ndarray
     fens: np.ndarray | None
-    manifest: DatasetManifestDTO
+    manifest: DatasetManifest
     mates: np.ndarray | None = None
     avoid: np.ndarray | None = None
 
@@ -245,7 +245,7 @@ def assemble(
     episodes: np.ndarray,
     source: np.ndarray,
     fens: np.ndarray | None,
-    template: DatasetManifestDTO,
+    template: DatasetManifest,
     mates: np.ndarray | None = None,
     avoid: np.ndarray | None = None,
 ) -> BCDataset:
@@ -274,7 +274,7 @@ def assemble(
     )
     digest = hashlib.sha256(_npz_bytes(unhashed.arrays())).hexdigest()
     # model_copy skips validation: validate the final manifest the way load_dataset will.
-    final = DatasetManifestDTO.model_validate({**manifest.model_dump(), "sha256": digest})
+    final = DatasetManifest.model_validate({**manifest.model_dump(), "sha256": digest})
     return replace(unhashed, manifest=final)
 
 
@@ -291,7 +291,7 @@ def load_dataset(path: str | os.PathLike[str]) -> BCDataset:
             kind = "dataset" if file == npz else "manifest"
             raise DatasetError(f"{file}: no such {kind} file (a dataset is an .npz and a .json)")
     try:
-        manifest = DatasetManifestDTO.model_validate_json(manifest_path.read_bytes())
+        manifest = DatasetManifest.model_validate_json(manifest_path.read_bytes())
     except ValidationError as error:
         raise DatasetError(f"{manifest_path}: not a dataset manifest ({error})") from None
     content = npz.read_bytes()
@@ -406,7 +406,7 @@ def manifest_template(
     action_space: spaces.Space[Any],
     sources: tuple[str, ...],
     learner: str | None = None,
-) -> DatasetManifestDTO:
+) -> DatasetManifest:
     """The manifest before the rows are counted and hashed (``assemble`` fills those in)."""
     nvec = None
     if isinstance(action_space, spaces.MultiDiscrete):
@@ -416,7 +416,7 @@ def manifest_template(
         size = int(action_space.n)
     else:
         raise TypeError(f"a dataset's actions are Discrete or MultiDiscrete, got {action_space}")
-    return DatasetManifestDTO(
+    return DatasetManifest(
         env=env,
         expert=expert,
         positions=1,

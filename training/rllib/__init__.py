@@ -1,6 +1,6 @@
 """PPO with Ray RLlib on the project's envs, on one machine or a Ray cluster.
 
-- ``train_rllib(config) -> RLlibTrainingResultDTO`` (``training.rllib.run``);
+- ``train_rllib(config) -> RLlibTrainingResult`` (``training.rllib.run``);
   ``python -m training rllib --env ... --num-env-runners N --iterations K [--address auto]``.
 - ``RLlibConfig`` (``training.rllib.config``) and the result DTOs (``training.rllib.dto``).
 - ``ENV_NAMES``, the wrappers and ``register_envs`` (``training.rllib.envs``):
@@ -20,7 +20,7 @@ from typing import Any
 __all__ = [
     "ENV_NAMES",
     "RLlibConfig",
-    "RLlibTrainingResultDTO",
+    "RLlibTrainingResult",
     "RLlibUnavailableError",
     "build_algorithm_config",
     "load_rllib_config",
@@ -33,7 +33,7 @@ _HOMES = {
     "register_envs": "training.rllib.envs",
     "RLlibConfig": "training.rllib.config",
     "load_rllib_config": "training.rllib.config",
-    "RLlibTrainingResultDTO": "training.rllib.dto",
+    "RLlibTrainingResult": "training.rllib.dto",
     "RLlibUnavailableError": "training.rllib.run",
     "build_algorithm_config": "training.rllib.run",
     "train_rllib": "training.rllib.run",

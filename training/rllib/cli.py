@@ -16,7 +16,7 @@ from pathlib import Path
 from envkit.command_line import MissingExtraError, did_you_mean
 from training.config import TrainingConfigError, config_keys
 from training.rllib.config import RLlibConfig, load_rllib_config
-from training.rllib.dto import RLlibTrainingResultDTO
+from training.rllib.dto import RLlibTrainingResult
 from training.rllib.envs import ENV_NAMES
 from training.rllib.run import INSTALL_HINT, RLlibUnavailableError, train_rllib
 
@@ -42,7 +42,7 @@ def add_rllib_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run_rllib_command(args: argparse.Namespace, out: Path) -> RLlibTrainingResultDTO:
+def run_rllib_command(args: argparse.Namespace, out: Path) -> RLlibTrainingResult:
     """Train as the flags say; ``result.json`` and the checkpoint (unless set) go into ``out``."""
     fields = {flag: getattr(args, flag) for flag in RLLIB_FLAGS if getattr(args, flag) is not None}
     _check_keys(args.overrides)

@@ -1,8 +1,8 @@
-"""The frozen result of an RLlib run, a sibling of ``training.dto.PPOTrainingResultDTO``.
+"""The frozen result of an RLlib run, a sibling of ``training.dto.PPOTrainingResult``.
 
-- ``RLlibPolicyStatsDTO``: one policy's (RLModule's) last learner statistics.
-- ``RLlibIterationDTO``: one training iteration, for the learning curve.
-- ``RLlibTrainingResultDTO``: the run. Fields shared with the SB3 result keep its names and
+- ``RLlibPolicyStats``: one policy's (RLModule's) last learner statistics.
+- ``RLlibIteration``: one training iteration, for the learning curve.
+- ``RLlibTrainingResult``: the run. Fields shared with the SB3 result keep its names and
   meanings (``env_id``, ``algorithm``, ``total_timesteps``, ``episodes``, ``mean_episode_reward``,
   ``loss_policy``, ``approx_kl``, ``duration_sec``, ``steps_per_sec``, ...); RLlib's own numbers
   (per policy, per agent, env runners, the Ray address) are added beside them. The SB3 DTO
@@ -22,16 +22,16 @@ from envkit.dto import FrozenDTO
 from training.dto import finite_or_none
 from training.rllib.config import RLlibConfig
 
-__all__ = ["RLlibIterationDTO", "RLlibPolicyStatsDTO", "RLlibTrainingResultDTO"]
+__all__ = ["RLlibIteration", "RLlibPolicyStats", "RLlibTrainingResult"]
 
 _LEARNER_METRIC = Field(default=None, description="RLlib learner's value in the last iteration")
 
 
-class RLlibPolicyStatsDTO(FrozenDTO):
+class RLlibPolicyStats(FrozenDTO):
     """One policy's learner statistics from the last iteration (RLlib's names in the docs).
 
     Example:
-        >>> RLlibPolicyStatsDTO(policy_loss=float("nan"), entropy=3.2).policy_loss is None
+        >>> RLlibPolicyStats(policy_loss=float("nan"), entropy=3.2).policy_loss is None
         True
     """
 
@@ -66,7 +66,7 @@ class RLlibPolicyStatsDTO(FrozenDTO):
         return finite_or_none(value)
 
 
-class RLlibIterationDTO(FrozenDTO):
+class RLlibIteration(FrozenDTO):
     """One ``algo.train()`` call."""
 
     iteration: int = Field(ge=1)
@@ -83,7 +83,7 @@ class RLlibIterationDTO(FrozenDTO):
         return finite_or_none(value)
 
 
-class RLlibTrainingResultDTO(FrozenDTO):
+class RLlibTrainingResult(FrozenDTO):
     """One RLlib PPO run: what RLlib reported after the last iteration, and the config.
 
     The top-level losses are those of the only policy (single-agent envs, or ``policies=
@@ -124,8 +124,8 @@ class RLlibTrainingResultDTO(FrozenDTO):
     approx_kl: float | None = Field(default=None, description="RLlib's mean_kl_loss")
     explained_variance: float | None = Field(default=None, description="RLlib's vf_explained_var")
     learning_rate: float | None = _LEARNER_METRIC
-    policies: dict[str, RLlibPolicyStatsDTO] = Field(description="Learner statistics by policy")
-    history: tuple[RLlibIterationDTO, ...] = Field(description="Every iteration, in order")
+    policies: dict[str, RLlibPolicyStats] = Field(description="Learner statistics by policy")
+    history: tuple[RLlibIteration, ...] = Field(description="Every iteration, in order")
     duration_sec: float = Field(ge=0, description="Wall time of the iterations")
     setup_sec: float = Field(ge=0, description="Wall time of Ray start and algorithm build")
     steps_per_sec: float = Field(ge=0, description="total_timesteps / duration_sec")

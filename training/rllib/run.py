@@ -1,4 +1,4 @@
-"""``train_rllib(config) -> RLlibTrainingResultDTO``: PPO with Ray RLlib's new API stack.
+"""``train_rllib(config) -> RLlibTrainingResult``: PPO with Ray RLlib's new API stack.
 
 - ``require_ray()``: ray, or ``RLlibUnavailableError`` saying which extra to install.
 - ``build_algorithm_config(config)``: RLlib's ``PPOConfig`` for one of ``ENV_NAMES``: RLlib's
@@ -23,7 +23,7 @@ from typing import Any
 from training.dto import finite_or_none
 from training.envs import default_n_envs
 from training.rllib.config import RLlibConfig
-from training.rllib.dto import RLlibIterationDTO, RLlibPolicyStatsDTO, RLlibTrainingResultDTO
+from training.rllib.dto import RLlibIteration, RLlibPolicyStats, RLlibTrainingResult
 from training.rllib.envs import (
     CHESS_AEC,
     agent_ids,
@@ -212,7 +212,7 @@ def _ray_session(config: RLlibConfig) -> Iterator[str]:
         ray.shutdown()
 
 
-def train_rllib(config: RLlibConfig | None = None, **fields: Any) -> RLlibTrainingResultDTO:
+def train_rllib(config: RLlibConfig | None = None, **fields: Any) -> RLlibTrainingResult:
     """Run PPO on RLlib for ``config.iterations`` iterations and return the frozen result.
 
     Args:
@@ -256,10 +256,10 @@ def train_rllib(config: RLlibConfig | None = None, **fields: Any) -> RLlibTraini
     return _result_dto(config, result, history, setup, cluster, cpus, checkpoint, ray.__version__)
 
 
-def _train(algo: Any, iterations: int) -> tuple[list[RLlibIterationDTO], dict[str, Any]]:
+def _train(algo: Any, iterations: int) -> tuple[list[RLlibIteration], dict[str, Any]]:
     """Run the iterations; the last result, with each policy's parameter count carried over
     from the iteration that reported it (RLlib reports it once, then NaN)."""
-    history: list[RLlibIterationDTO] = []
+    history: list[RLlibIteration] = []
     result: dict[str, Any] = {}
     parameters: dict[str, int] = {}
     for iteration in range(1, iterations + 1):
@@ -267,7 +267,7 @@ def _train(algo: Any, iterations: int) -> tuple[list[RLlibIterationDTO], dict[st
         result = dict(algo.train())
         runners = result.get("env_runners", {})
         history.append(
-            RLlibIterationDTO(
+            RLlibIteration(
                 iteration=iteration,
                 timesteps=_count(result.get("num_env_steps_sampled_lifetime")),
                 episodes=_count(runners.get("num_episodes_lifetime")),
@@ -309,8 +309,8 @@ def _count(value: Any) -> int:
     return int(number) if number is not None else 0
 
 
-def _policy_stats(stats: Mapping[str, Any]) -> RLlibPolicyStatsDTO:
-    return RLlibPolicyStatsDTO(
+def _policy_stats(stats: Mapping[str, Any]) -> RLlibPolicyStats:
+    return RLlibPolicyStats(
         policy_loss=stats.get("policy_loss"),
         vf_loss=stats.get("vf_loss"),
         total_loss=stats.get("total_loss"),
@@ -326,20 +326,20 @@ def _policy_stats(stats: Mapping[str, Any]) -> RLlibPolicyStatsDTO:
 def _result_dto(
     config: RLlibConfig,
     result: Mapping[str, Any],
-    history: list[RLlibIterationDTO],
+    history: list[RLlibIteration],
     setup_sec: float,
     cluster: str,
     cpus: float,
     checkpoint: str | None,
     ray_version: str,
-) -> RLlibTrainingResultDTO:
+) -> RLlibTrainingResult:
     runners = result.get("env_runners", {})
     policies = {name: _policy_stats(stats) for name, stats in sorted(result["learners"].items())}
-    only = next(iter(policies.values())) if len(policies) == 1 else RLlibPolicyStatsDTO()
+    only = next(iter(policies.values())) if len(policies) == 1 else RLlibPolicyStats()
     steps = history[-1].timesteps
     duration = sum(item.duration_sec for item in history)
     agent_steps = runners.get("num_agent_steps_sampled_lifetime", {})
-    return RLlibTrainingResultDTO(
+    return RLlibTrainingResult(
         env_id=config.env,
         masked=is_masked(config.env),
         multi_agent=is_multi_agent(config.env),

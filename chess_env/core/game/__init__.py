@@ -4,7 +4,7 @@
 """
 
 from chess_env.core.game.check import validate_game_state
-from chess_env.core.game.models import (
+from chess_env.core.game.records import (
     AgentConfig,
     AgentStats,
     BoardState,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import chess
 from pydantic import ValidationError
 
-from chess_env.core.game.models import (
+from chess_env.core.game.records import (
     _PLAYER_ENDINGS,
     _RESULT_OF_WINNER,
     Game,

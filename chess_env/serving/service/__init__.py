@@ -74,16 +74,7 @@ size), ``core``
 from __future__ import annotations
 
 from chess_env.serving.service.app import create_chess_service_app, router
-from chess_env.serving.service.core import ChessService
-from chess_env.serving.service.dependencies import get_chess_service
-from chess_env.serving.service.errors import (
-    EngineUnavailableError,
-    ListingOffError,
-    MissingSeatTokenError,
-    SeatForbiddenError,
-    UnknownGameError,
-)
-from chess_env.serving.service.models import (
+from chess_env.serving.service.bodies import (
     AgentSpec,
     CreatedGame,
     CreateGameRequest,
@@ -91,6 +82,14 @@ from chess_env.serving.service.models import (
     Listing,
     MoveRequest,
     ResignRequest,
+)
+from chess_env.serving.service.core import ChessService
+from chess_env.serving.service.dependencies import get_chess_service
+from chess_env.serving.service.errors import (
+    EngineUnavailableError,
+    ListingOffError,
+    MissingSeatTokenError,
+    SeatForbiddenError,
 )
 from chess_env.serving.service.tokens import SEAT_TOKEN_HEADER, SeatTokens
 
@@ -109,7 +108,6 @@ __all__ = [
     "ResignRequest",
     "SeatForbiddenError",
     "SeatTokens",
-    "UnknownGameError",
     "create_chess_service_app",
     "get_chess_service",
     "router",

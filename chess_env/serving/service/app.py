@@ -18,14 +18,14 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from chess_env.serving.game_store import ArchiveError, StateManager
+from chess_env.serving.service.bodies import Listing
 from chess_env.serving.service.core import ChessService
 from chess_env.serving.service.events import events_router
 from chess_env.serving.service.games import games_router
-from chess_env.serving.service.models import Listing
 from chess_env.serving.service.moves import moves_router
+from envkit.server.bodies import ErrorResponse
 from envkit.server.errors import ErrorCode, ServiceError, error_payload
 from envkit.server.limits import BodySizeLimit, Limits
-from envkit.server.models import ErrorResponse
 from envkit.server.origins import JsonBodies, OriginCheck
 from envkit.server.replies import CodedErrors
 from envkit.server.schema_docs import publish_openapi_without_examples

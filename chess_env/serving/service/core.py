@@ -19,20 +19,20 @@ from starlette.concurrency import run_in_threadpool
 
 from chess_env.core.game import Color, Game, GameSession, GameStatus
 from chess_env.errors import InvalidPositionError
-from chess_env.serving.game_store import GameNotFoundError, SessionNotFoundError, StateManager
-from chess_env.serving.service.errors import (
-    ListingOffError,
-    SeatForbiddenError,
-    translated,
-)
-from chess_env.serving.service.frames import aborted_frame, ended_frame, move_made_frame
-from chess_env.serving.service.models import (
+from chess_env.serving.game_store import SessionNotFoundError, StateManager, UnknownGameError
+from chess_env.serving.service.bodies import (
     CreatedGame,
     CreateGameRequest,
     GameSummary,
     Listing,
     MoveRequest,
 )
+from chess_env.serving.service.errors import (
+    ListingOffError,
+    SeatForbiddenError,
+    translated,
+)
+from chess_env.serving.service.frames import aborted_frame, ended_frame, move_made_frame
 from chess_env.serving.service.seats import REMOTE_SEATS, Seat, close_seats, seat_for, server_move
 from chess_env.serving.service.tokens import SEAT_TOKEN_HEADER, Holder, SeatTokens
 from envkit.server.errors import EpisodeStateError, InvalidInputError
@@ -59,7 +59,7 @@ class ChessService:
 
     Example:
         >>> from chess_env.serving.game_store import StateManager
-        >>> from chess_env.serving.service.models import AgentSpec
+        >>> from chess_env.serving.service.bodies import AgentSpec
         >>> request = CreateGameRequest(white=AgentSpec(player="remote", name="Me"),
         ...                             black=AgentSpec(player="greedy", name="G", seed=0))
         >>> async def open_game(service: ChessService) -> list[str]:
@@ -145,7 +145,7 @@ class ChessService:
                 continue
             try:
                 session = self.games.session_of(game.game_id)
-            except GameNotFoundError:
+            except UnknownGameError:
                 continue  # evicted since it was listed
             seats = self._seats.get(game.game_id, REMOTE_SEATS)
             summaries.append(
@@ -275,7 +275,7 @@ class ChessService:
         try:
             session = self.games.session_of(game_id)
             self.games.touch(session.session_id, len(self._spectators.get(game_id, ())))
-        except (GameNotFoundError, SessionNotFoundError):
+        except (UnknownGameError, SessionNotFoundError):
             pass  # evicted in a worker thread a moment ago; _forget_gone follows
 
     def _lock(self, game_id: str) -> asyncio.Lock:
@@ -356,7 +356,7 @@ class ChessService:
                     if game.is_over or seat.opponent is None:
                         return
                     after = await server_move(self.games, game, seat)
-                except GameNotFoundError:
+                except UnknownGameError:
                     return  # evicted meanwhile
                 self._publish(game, after)
 

@@ -19,7 +19,7 @@ from starlette.requests import HTTPConnection
 from chess_env.serving.service.core import ChessService
 from chess_env.serving.service.errors import MissingSeatTokenError
 from chess_env.serving.service.tokens import SEAT_TOKEN_HEADER
-from envkit.server.models import ErrorResponse
+from envkit.server.bodies import ErrorResponse
 
 __all__ = [
     "NOT_FOUND",

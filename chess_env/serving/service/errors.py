@@ -1,6 +1,7 @@
 """The service's own errors, and the state manager's errors translated into them.
 
-- ``UnknownGameError`` (404), ``EngineUnavailableError`` (503)
+- ``EngineUnavailableError`` (503); the store's ``UnknownGameError`` is answered as a 404
+  ``unknown_game`` by ``translated()``
 - ``MissingSeatTokenError`` (401) and ``SeatForbiddenError`` (403): a seat's move, resignation or
   the creator's abort without a token, or with one that is not that seat's (code UNAUTHORIZED)
 - ``ListingOffError`` (403): ``GET /games`` on a service whose listing is "off"
@@ -15,7 +16,7 @@ from collections.abc import Iterator
 
 from chess_env.core.move_parsing import MoveParseError
 from chess_env.errors import GameOverError
-from chess_env.serving.game_store import GameNotFoundError
+from chess_env.serving.game_store import UnknownGameError
 from envkit.server.errors import (
     EpisodeStateError,
     ErrorCode,
@@ -29,13 +30,8 @@ __all__ = [
     "ListingOffError",
     "MissingSeatTokenError",
     "SeatForbiddenError",
-    "UnknownGameError",
     "translated",
 ]
-
-
-class UnknownGameError(UnknownSessionError):
-    """No game with this id in memory: never created, or evicted or cleaned up since."""
 
 
 class EngineUnavailableError(ServiceError):
@@ -76,5 +72,5 @@ def translated() -> Iterator[None]:
         raise InvalidInputError(str(error), reason=error.reason) from None
     except GameOverError as error:
         raise EpisodeStateError(str(error), reason="game_over") from None
-    except GameNotFoundError as error:
-        raise UnknownGameError(str(error), reason="unknown_game") from None
+    except UnknownGameError as error:
+        raise UnknownSessionError(str(error), reason="unknown_game") from None

@@ -34,7 +34,7 @@ def snapshot_frames(game: Game) -> Iterator[dict[str, Any]]:
 
     Example:
         >>> from chess_env.serving.game_store import StateManager
-        >>> from chess_env.serving.service.models import AgentSpec
+        >>> from chess_env.serving.service.bodies import AgentSpec
         >>> games, client = StateManager(), AgentSpec(player="remote", name="Me")
         >>> game = games.create_game(client.config("white"), client.config("black"))
         >>> for move in ["e4", "e5", "Nf3"]:

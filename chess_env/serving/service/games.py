@@ -14,6 +14,12 @@ from fastapi import APIRouter, Query
 from fastapi.responses import PlainTextResponse
 
 from chess_env.core.game import Game, GameSession, GameStatus
+from chess_env.serving.service.bodies import (
+    CreatedGame,
+    CreateGameRequest,
+    GameSummary,
+    ResignRequest,
+)
 from chess_env.serving.service.dependencies import (
     NOT_FOUND,
     NOT_NOW,
@@ -21,13 +27,7 @@ from chess_env.serving.service.dependencies import (
     SeatToken,
     Service,
 )
-from chess_env.serving.service.models import (
-    CreatedGame,
-    CreateGameRequest,
-    GameSummary,
-    ResignRequest,
-)
-from envkit.server.models import ErrorResponse
+from envkit.server.bodies import ErrorResponse
 
 __all__ = ["games_router"]
 

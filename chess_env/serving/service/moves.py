@@ -6,6 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from chess_env.core.game import Game
+from chess_env.serving.service.bodies import MoveRequest
 from chess_env.serving.service.dependencies import (
     NOT_FOUND,
     NOT_NOW,
@@ -13,7 +14,6 @@ from chess_env.serving.service.dependencies import (
     SeatToken,
     Service,
 )
-from chess_env.serving.service.models import MoveRequest
 
 __all__ = ["moves_router"]
 

@@ -25,8 +25,8 @@ from chess_env.core.opponents import Opponent
 from chess_env.core.players import make_player
 from chess_env.errors import PlayerSpecError, StockfishNotFoundError
 from chess_env.serving.game_store import StateManager
+from chess_env.serving.service.bodies import REMOTE, AgentSpec
 from chess_env.serving.service.errors import EngineUnavailableError
-from chess_env.serving.service.models import REMOTE, AgentSpec
 from envkit.server.errors import ErrorDetail, InvalidInputError
 
 __all__ = ["REMOTE_SEATS", "Seat", "close_seats", "seat_for", "server_move"]

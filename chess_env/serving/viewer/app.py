@@ -21,7 +21,7 @@ from starlette.staticfiles import StaticFiles
 
 from chess_env.serving.service import ChessService
 from chess_env.serving.viewer.archive import GameArchive
-from chess_env.serving.viewer.models import MAX_REPLAY_BODY
+from chess_env.serving.viewer.bodies import MAX_REPLAY_BODY
 from chess_env.serving.viewer.routes import (
     ViewerState,
     archive_router,

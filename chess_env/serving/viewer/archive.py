@@ -33,7 +33,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from chess_env.core.game import Game
-from chess_env.serving.viewer.models import ArchivedGame
+from chess_env.serving.viewer.bodies import ArchivedGame
 
 __all__ = ["ARCHIVE_FILE", "MAX_LISTED", "GameArchive"]
 

@@ -39,7 +39,7 @@ from pydantic import ValidationError
 
 from chess_env.arena.results import ArenaGame, MoveRecord
 from chess_env.core.game import Game, GameResult
-from chess_env.serving.viewer.models import (
+from chess_env.serving.viewer.bodies import (
     MAX_REPLAY_GAMES,
     PgnResult,
     Replay,

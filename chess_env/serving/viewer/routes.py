@@ -27,12 +27,12 @@ from fastapi import APIRouter, Depends, Query, Response
 from starlette.requests import HTTPConnection
 
 from chess_env.core.game import Game
-from chess_env.serving.service import ChessService, UnknownGameError
+from chess_env.serving.service import ChessService
 from chess_env.serving.viewer.archive import MAX_LISTED, GameArchive
-from chess_env.serving.viewer.models import ArchivedGame, Replay, ReplayGame, ReplayRequest
+from chess_env.serving.viewer.bodies import ArchivedGame, Replay, ReplayGame, ReplayRequest
 from chess_env.serving.viewer.replay import ReplayInputError, replay_file, replay_record
+from envkit.server.bodies import ErrorResponse
 from envkit.server.errors import ErrorDetail, InvalidInputError, UnknownSessionError
-from envkit.server.models import ErrorResponse
 
 __all__ = [
     "NotArchivedError",
@@ -124,7 +124,7 @@ def game_replay(game_id: str, viewer: Viewer) -> ReplayGame:
     was left unfinished)."""
     game, live = None, False
     if viewer.service is not None:
-        with contextlib.suppress(UnknownGameError):
+        with contextlib.suppress(UnknownSessionError):  # the service holds no such game
             game, live = viewer.service.get(game_id), True
     if game is None:
         game = viewer.archive.find(game_id)

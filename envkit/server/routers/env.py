@@ -13,8 +13,7 @@ from fastapi import APIRouter, Body, Header, Query
 from starlette.concurrency import run_in_threadpool
 
 from envkit.server.adapter import EpisodeState
-from envkit.server.errors import InvalidInputError
-from envkit.server.models import (
+from envkit.server.bodies import (
     MAX_SESSION_ID,
     ErrorResponse,
     ResetRequest,
@@ -22,6 +21,7 @@ from envkit.server.models import (
     StepRequest,
     StepResponse,
 )
+from envkit.server.errors import InvalidInputError
 from envkit.server.service import EnvService, Service
 
 __all__ = ["router"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from envkit.server.models import HealthResponse, MetadataResponse, SchemaResponse
+from envkit.server.bodies import HealthResponse, MetadataResponse, SchemaResponse
 from envkit.server.schema_docs import without_examples
 from envkit.server.service import Service
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
+from envkit.server.bodies import ErrorResponse
 from envkit.server.errors import UnknownSessionError
-from envkit.server.models import ErrorResponse
 from envkit.server.service import Service
 
 __all__ = ["router"]

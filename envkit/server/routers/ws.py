@@ -25,9 +25,9 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from starlette.concurrency import run_in_threadpool
 
 from envkit.server import mcp
+from envkit.server.bodies import ResetRequest
 from envkit.server.errors import CapacityError, ErrorCode, UnknownSessionError, error_payload
 from envkit.server.jsontext import dumps, loads
-from envkit.server.models import ResetRequest
 from envkit.server.service import EnvService, Service
 
 __all__ = ["CLOSE_POLICY", "CLOSE_TOO_BIG", "CLOSE_TRY_AGAIN_LATER", "answer", "router"]

@@ -12,7 +12,7 @@ import pytest
 from chess_env.arena.report import leaderboard_html, leaderboard_markdown, write_reports
 from chess_env.arena.results import (
     ArenaConfig,
-    ArenaResultDTO,
+    ArenaResult,
     ColorRecord,
     ConditionCard,
     HeadToHead,
@@ -58,7 +58,7 @@ def quality(acpl: float, blunders: int, accuracy: float) -> QualityCard:
     )
 
 
-def result(conditions: bool = True) -> ArenaResultDTO:
+def result(conditions: bool = True) -> ArenaResult:
     players = [
         card(
             ANCHOR,
@@ -166,7 +166,7 @@ def result(conditions: bool = True) -> ArenaResultDTO:
         seed=7,
         max_plies=300,
     )
-    return ArenaResultDTO(
+    return ArenaResult(
         config=config,
         players=players,
         head_to_head=head_to_head,

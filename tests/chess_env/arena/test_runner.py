@@ -15,7 +15,7 @@ import chess
 import chess.pgn
 import pytest
 
-from chess_env.arena.results import ArenaGame, ArenaResultDTO
+from chess_env.arena.results import ArenaGame, ArenaResult
 from chess_env.arena.runner import parse_anchor, prepare, run
 from chess_env.arena.store import GAMES_FILE, ArenaConfigChangedError
 
@@ -36,7 +36,7 @@ def _games(out: Path) -> list[ArenaGame]:
 def test_a_small_round_robin_from_the_command_line(tmp_path: Path) -> None:
     done = _arena(*SMALL, out=tmp_path)
     assert "| greedy |" in done.stdout and "alphabeta:1" in done.stdout
-    result = ArenaResultDTO.model_validate_json((tmp_path / "result.json").read_text())
+    result = ArenaResult.model_validate_json((tmp_path / "result.json").read_text())
     assert result.games == 12 and result.endpoint_failures == 0
     cards = {card.name: card for card in result.players}
     assert cards["alphabeta:1"].anchor == 1000 and cards["alphabeta:1"].rating == 1000
@@ -72,9 +72,9 @@ def test_a_small_round_robin_from_the_command_line(tmp_path: Path) -> None:
 def test_the_result_round_trips_through_json(tmp_path: Path) -> None:
     result = run(["greedy", "random"], anchors=[], openings="startpos", games_per_pair=2,
                  out=tmp_path, progress=False, bootstrap=50)  # fmt: skip
-    again = ArenaResultDTO.model_validate_json(result.model_dump_json())
+    again = ArenaResult.model_validate_json(result.model_dump_json())
     assert again == result
-    assert ArenaResultDTO.model_validate(json.loads((tmp_path / "result.json").read_text())) == (
+    assert ArenaResult.model_validate(json.loads((tmp_path / "result.json").read_text())) == (
         result
     )
 
@@ -100,7 +100,7 @@ def test_a_killed_run_resumes_with_no_game_lost_or_played_twice(tmp_path: Path) 
     after = _games(tmp_path)
     assert after[: len(before)] == before
     assert len(after) == 60 and len({game.game_id for game in after}) == 60
-    result = ArenaResultDTO.model_validate_json((tmp_path / "result.json").read_text())
+    result = ArenaResult.model_validate_json((tmp_path / "result.json").read_text())
     assert result.games == 60
 
     rerun = _arena(*args, out=tmp_path)  # nothing left to play

@@ -23,9 +23,9 @@ from chess_env.errors import GameOverError, IllegalActionError
 from chess_env.serving import game_store
 from chess_env.serving.game_store import (
     ArchiveError,
-    GameNotFoundError,
     SessionNotFoundError,
     StateManager,
+    UnknownGameError,
     UnwritableArchiveError,
 )
 
@@ -108,7 +108,7 @@ def test_max_games_is_configurable(clock: FakeClock) -> None:
     first = create(manager, clock)
     second = create(manager, clock)
     assert ids(manager) == [second]
-    with pytest.raises(GameNotFoundError):
+    with pytest.raises(UnknownGameError):
         manager.get_game(first)
     manager = StateManager(clock=clock)
     for _ in range(100):
@@ -191,11 +191,11 @@ def test_moves_and_endings(clock: FakeClock) -> None:
 
 def test_missing_ids_are_named(clock: FakeClock) -> None:
     manager = StateManager(clock=clock)
-    with pytest.raises(GameNotFoundError, match="no game 'nope' in memory") as caught:
+    with pytest.raises(UnknownGameError, match="no game 'nope' in memory") as caught:
         manager.get_game("nope")
     assert isinstance(caught.value, KeyError) and caught.value.game_id == "nope"
     for call in (lambda: manager.apply_move("nope", "e4"), lambda: manager.create_session("x")):
-        with pytest.raises(GameNotFoundError):
+        with pytest.raises(UnknownGameError):
             call()
     with pytest.raises(SessionNotFoundError, match="no session 's1'"):
         manager.touch("s1")
@@ -241,7 +241,7 @@ def test_each_game_has_its_own_session_from_creation_to_eviction(clock: FakeCloc
     assert (session.is_active, session.spectators, session.last_activity) == (False, 2, clock.now)
     assert not manager.touch(own.session_id, spectators=0).is_active  # stays inactive
     create(manager, clock)  # evicts the game, and its session with it
-    with pytest.raises(GameNotFoundError):
+    with pytest.raises(UnknownGameError):
         manager.session_of(game_id)
     with pytest.raises(SessionNotFoundError):
         manager.get_session(own.session_id)

@@ -12,12 +12,12 @@ from fastapi.testclient import TestClient
 from pydantic import BaseModel, ConfigDict, Field
 
 from envkit.server import (
+    AdapterResult,
     CapacityError,
     EpisodeState,
     EpisodeStateError,
     InvalidInputError,
     SessionStore,
-    StepResult,
     ToolSpec,
     UnknownSessionError,
     create_app,
@@ -50,11 +50,11 @@ class Counter:
     def __init__(self) -> None:
         self.total: int | None = None
 
-    def reset(self, *, seed: int | None = None, **options: Any) -> StepResult:
+    def reset(self, *, seed: int | None = None, **options: Any) -> AdapterResult:
         self.total = int(options.get("start", 0))
-        return StepResult(Total(total=self.total, note=f"seed {seed}"))
+        return AdapterResult(Total(total=self.total, note=f"seed {seed}"))
 
-    def step(self, action: Add) -> StepResult:
+    def step(self, action: Add) -> AdapterResult:
         if self.total is None:
             raise EpisodeStateError("reset first")
         if action.delta == 7:
@@ -62,7 +62,7 @@ class Counter:
         if action.delta == 13:
             raise RuntimeError("unlucky")
         self.total += action.delta
-        return StepResult(Total(total=self.total), 1.0, self.total >= 3, {"delta": action.delta})
+        return AdapterResult(Total(total=self.total), 1.0, self.total >= 3, {"delta": action.delta})
 
     def state(self) -> dict[str, Any]:
         return {} if self.total is None else {"total": self.total}
@@ -70,7 +70,7 @@ class Counter:
     def tools(self) -> list[ToolSpec]:
         return [ToolSpec("add", "Add a number", "(delta :int) -> :any")]
 
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> StepResult:
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> AdapterResult:
         return self.step(Add(**arguments))
 
     def close(self) -> None:
@@ -260,7 +260,7 @@ class NeverBlockingCounter(Counter):
     blocking = False
     on_loop: list[bool] = []
 
-    def step(self, action: Add) -> StepResult:
+    def step(self, action: Add) -> AdapterResult:
         NeverBlockingCounter.on_loop.append(running_on_event_loop())
         return super().step(action)
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from envkit.schema import parse, validate
 from envkit.schema.issues import Issue
-from envkit.server import EpisodeState, InvalidInputError, StepResult, ToolSpec, create_app
+from envkit.server import AdapterResult, EpisodeState, InvalidInputError, ToolSpec, create_app
 from envkit.server.errors import (
     MAX_ERRORS,
     MAX_MESSAGE_CHARS,
@@ -47,18 +47,18 @@ class Shop:
     def __init__(self) -> None:
         self.orders = 0
 
-    def reset(self, *, seed: int | None = None, **options: Any) -> StepResult:
+    def reset(self, *, seed: int | None = None, **options: Any) -> AdapterResult:
         self.orders = 0
-        return StepResult(Count(orders=0))
+        return AdapterResult(Count(orders=0))
 
-    def step(self, action: Order) -> StepResult:
+    def step(self, action: Order) -> AdapterResult:
         checked = validate(self.signature, action.model_extra, mode="strict", direction="input")
         if not checked.ok:
             raise InvalidInputError(
                 "bad order", reason="bad_order", errors=issue_details(checked.errors)
             )
         self.orders += 1
-        return StepResult(Count(orders=self.orders))
+        return AdapterResult(Count(orders=self.orders))
 
     def state(self) -> dict[str, Any]:
         return {}
@@ -66,7 +66,7 @@ class Shop:
     def tools(self) -> list[ToolSpec]:
         return [ToolSpec("order", "Place an order", self.signature)]
 
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> StepResult:
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> AdapterResult:
         return self.step(Order(**arguments))
 
     def close(self) -> None:
@@ -182,7 +182,7 @@ def test_a_long_message_is_cut() -> None:
 
 def test_lone_surrogates_in_errors_are_escaped_not_a_500(client: TestClient) -> None:
     class Echo(Shop):
-        def step(self, action: Order) -> StepResult:
+        def step(self, action: Order) -> AdapterResult:
             detail = ErrorDetail(loc=("\ud800", 0), msg="bad \udfff", type="odd\ud83e")
             raise InvalidInputError("bad \ud800", errors=[detail])
 

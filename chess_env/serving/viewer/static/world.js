@@ -1,6 +1,6 @@
 /* The world page: one episode log of a multi-agent world, turn by turn.
  *
- * Reads multiagent.recording's EpisodeLogDTO (schema version 1; JSON, or gzipped JSON unpacked
+ * Reads multiagent.recording's EpisodeLog (schema version 1; JSON, or gzipped JSON unpacked
  * with the browser's DecompressionStream) from a file the user opens or drops; fetches nothing.
  * Shows the observability matrix as a heat map, the actions of the turn, and per target (each
  * agent, then the global state) its ground truth beside every observer's view of it.

@@ -24,10 +24,10 @@ from chess_env.arena.results import ArenaGame, MoveRecord
 from chess_env.core.game import Game
 from chess_env.serving.app import create_chess_app
 from chess_env.serving.game_store import StateManager
-from chess_env.serving.service.models import AgentSpec
+from chess_env.serving.service.bodies import AgentSpec
 from chess_env.serving.viewer import create_viewer_app
 from chess_env.serving.viewer.app import STATIC_DIR
-from chess_env.serving.viewer.models import MAX_REPLAY_BODY
+from chess_env.serving.viewer.bodies import MAX_REPLAY_BODY
 
 sys.path.insert(0, str(Path(__file__).parents[3] / "support"))
 from live_server import live_command

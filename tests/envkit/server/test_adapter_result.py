@@ -1,4 +1,4 @@
-"""``StepResult.to_wire_json`` writes exactly what ``dumps(to_wire())`` writes, faster."""
+"""``AdapterResult.to_wire_json`` writes exactly what ``dumps(to_wire())`` writes, faster."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from chess_env.serving.app import ChessAction, ChessAdapter
-from envkit.server.adapter import StepResult
+from envkit.server.adapter import AdapterResult
 from envkit.server.jsontext import dumps
 from multiagent.server import WorldAdapter
 
@@ -40,12 +40,12 @@ readings = st.builds(
 def test_it_writes_what_dumps_of_to_wire_writes(
     observation: Reading, reward: float | None, done: bool, metadata: dict[str, Any]
 ) -> None:
-    result = StepResult(observation, reward, done, metadata)
+    result = AdapterResult(observation, reward, done, metadata)
     assert result.to_wire_json() == dumps(result.to_wire())
 
 
 def test_unset_fields_stay_out_as_in_to_wire() -> None:
-    result = StepResult(Reading(label="x"), 1.0)
+    result = AdapterResult(Reading(label="x"), 1.0)
     assert result.to_wire_json() == '{"observation":{"label":"x"},"reward":1.0,"done":false}'
 
 
