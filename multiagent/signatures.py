@@ -50,9 +50,9 @@ def schema_data(defn: VariableDefinition) -> Any:
         key: Any = ":string" if defn.key_type == "str" else ":int"
         if defn.keys is not None:
             key = [":enum", *defn.keys]
-        return [":map-of", key, schema_data(defn.value_type)]  # type: ignore[arg-type]
+        return [":map-of", key, schema_data(defn.value_definition)]
     if kind == "list":
-        return [":vector", schema_data(defn.item_type)]  # type: ignore[arg-type]
+        return [":vector", schema_data(defn.item_definition)]
     return [":tuple", *(schema_data(child) for child in defn.item_types or [])]
 
 

@@ -108,12 +108,12 @@ def space_for(defn: VariableDefinition) -> spaces.Space[Any]:
         return _text(defn.max_length or MAX_STR_LENGTH)
     if kind == "list":
         limit = defn.max_length or MAX_LIST_ITEMS
-        return BoundedSequence(space_for(defn.item_type), limit)  # type: ignore[arg-type]
+        return BoundedSequence(space_for(defn.item_definition), limit)
     if kind == "tuple":
         return spaces.Tuple(tuple(space_for(child) for child in defn.item_types or ()))
     if defn.schema_ is not None:
         return ordered_dict({name: space_for(child) for name, child in defn.schema_.items()})
-    value_type: VariableDefinition = defn.value_type  # type: ignore[assignment]
+    value_type = defn.value_definition
     if defn.keys is not None:
         # A space per key: one shared object would be seeded once per key and sample alike.
         return ordered_dict({key: _slot(space_for(value_type)) for key in defn.keys})
@@ -152,7 +152,7 @@ def to_space_value(defn: VariableDefinition, value: Any) -> Any:
     if kind == "str":
         return _printable(value or "", defn.max_length or MAX_STR_LENGTH)
     if kind == "list":
-        return tuple(to_space_value(defn.item_type, item) for item in value)  # type: ignore[arg-type]
+        return tuple(to_space_value(defn.item_definition, item) for item in value)
     if kind == "tuple":
         return tuple(
             to_space_value(child, item)
@@ -163,7 +163,7 @@ def to_space_value(defn: VariableDefinition, value: Any) -> Any:
         return {
             name: to_space_value(child, value.get(name)) for name, child in defn.schema_.items()
         }
-    value_type: VariableDefinition = defn.value_type  # type: ignore[assignment]
+    value_type = defn.value_definition
     if defn.keys is not None:
         undeclared = sorted(set(value) - set(defn.keys))
         if undeclared:
@@ -206,7 +206,7 @@ def from_space_value(defn: VariableDefinition, sample: Any) -> Any:
         return str(sample)
     if kind == "list":
         items = tuple(sample)[: defn.max_length or MAX_LIST_ITEMS]
-        return [from_space_value(defn.item_type, item) for item in items]  # type: ignore[arg-type]
+        return [from_space_value(defn.item_definition, item) for item in items]
     if kind == "tuple":
         return tuple(
             from_space_value(child, item)
@@ -214,7 +214,7 @@ def from_space_value(defn: VariableDefinition, sample: Any) -> Any:
         )
     if defn.schema_ is not None:
         return {name: from_space_value(child, sample[name]) for name, child in defn.schema_.items()}
-    value_type: VariableDefinition = defn.value_type  # type: ignore[assignment]
+    value_type = defn.value_definition
     if defn.keys is not None:
         return {
             key: from_space_value(value_type, sample[key]["value"])

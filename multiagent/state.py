@@ -101,10 +101,10 @@ def annotation_for(defn: VariableDefinition, name: str, struct: StructFactory) -
         key: Any = str if defn.key_type == "str" else int
         if defn.keys is not None:  # declared keys: no others may appear
             key = Literal[tuple(defn.keys)]
-        value = annotation_for(defn.value_type, f"{name}_value", struct)  # type: ignore[arg-type]
+        value = annotation_for(defn.value_definition, f"{name}_value", struct)
         return Annotated[dict[key, value], Field(max_length=MAX_DICT_ITEMS)]  # type: ignore[valid-type]
     if kind == "list":
-        item = annotation_for(defn.item_type, f"{name}_item", struct)  # type: ignore[arg-type]
+        item = annotation_for(defn.item_definition, f"{name}_item", struct)
         return Annotated[list[item], Field(max_length=defn.max_length or MAX_LIST_ITEMS)]  # type: ignore[valid-type]
     items = tuple(
         annotation_for(child, f"{name}_{i}", struct)

@@ -186,6 +186,20 @@ class VariableDefinition(BaseModel):
             return [("[i]", self.item_type)]
         return [(f"[{i}]", child) for i, child in enumerate(self.item_types or [])]
 
+    @property
+    def value_definition(self) -> VariableDefinition:
+        """A dynamic dict's value type: validation sets it whenever ``key_type`` is set."""
+        if self.value_type is None:
+            raise TypeError(f"a {self.type} variable without value_type has no value definition")
+        return self.value_type
+
+    @property
+    def item_definition(self) -> VariableDefinition:
+        """A list's item type: validation sets it for every list."""
+        if self.item_type is None:
+            raise TypeError(f"a {self.type} variable without item_type has no item definition")
+        return self.item_type
+
     def derived_default(self) -> Any:
         """The declared default, or the natural one for the type when none was given."""
         if self.default is not None or self.type == "str":
