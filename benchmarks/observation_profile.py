@@ -24,8 +24,7 @@ import gc
 import pstats
 import statistics
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from itertools import repeat
 from typing import Any
 
@@ -33,7 +32,7 @@ import numpy as np
 
 from benchmarks.machine import machine_line
 from benchmarks.multiagent import workload_config, workload_state
-from multiagent.observability import ObservabilityPlan, observe_all
+from multiagent.observability import ObservabilityPlan, collector_paused, observe_all
 from multiagent.world_state import WorldState
 
 
@@ -74,7 +73,9 @@ def floor_recipe(observed: dict[str, WorldState]) -> Callable[[bool], Any]:
     turn = next(iter(observed.values())).turn
 
     def rebuild(make_numbers: bool) -> Any:
-        with _collector_paused():
+        # Paused as observe_all pauses it: so the floor also pays the young-generation pass over
+        # its views that the first allocation after gc.enable() sets off while they are alive.
+        with collector_paused():
             if make_numbers:
                 matrix.tolist()
             built = {}
@@ -104,19 +105,6 @@ def floor_recipe(observed: dict[str, WorldState]) -> Callable[[bool], Any]:
             return out
 
     return rebuild
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """As ``observe_all`` pauses it: so the floor also pays the young-generation pass over its
-    views that the first allocation after ``gc.enable()`` sets off while they are alive."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _leaves(shape: tuple[Any, ...]) -> int:

@@ -33,7 +33,15 @@ import numpy as np
 
 from multiagent.variables import VariableDefinition
 
-__all__ = ["NoiseCache", "NoiseLayout", "NoisyTarget", "noisy_views", "pair_keys", "stable_hash"]
+__all__ = [
+    "NoiseCache",
+    "NoiseLayout",
+    "NoisyTarget",
+    "items_getter",
+    "noisy_views",
+    "pair_keys",
+    "stable_hash",
+]
 
 _FLOAT, _INT, _BOOL, _CATEGORY = 0, 1, 2, 3
 _KINDS = (_FLOAT, _INT, _BOOL, _CATEGORY)
@@ -191,14 +199,14 @@ def _uniform_leaf(defn: VariableDefinition) -> tuple[str, VariableDefinition, in
     return None
 
 
-def _getter(names: Sequence[str]) -> Callable[[dict[str, Any]], Sequence[Any]]:
-    """The values of ``names`` in a dict, as a sequence whatever their number."""
-    if len(names) > 1:
-        return itemgetter(*names)
-    if names:
-        (name,) = names
-        return lambda values: (values[name],)
-    return lambda values: ()
+def items_getter(keys: Sequence[Any]) -> Callable[[Any], tuple[Any, ...]]:
+    """The items of ``keys`` in a dict or list, as a tuple whatever their number."""
+    if len(keys) > 1:
+        return itemgetter(*keys)
+    if keys:
+        (key,) = keys
+        return lambda container: (container[key],)
+    return lambda container: ()
 
 
 def _label_index(labels: Sequence[str]) -> dict[str, float]:
@@ -254,8 +262,8 @@ def _layout(definitions: dict[str, VariableDefinition], names: tuple[str, ...]) 
     return NoiseLayout(
         scalar_names=tuple(scalar_names),
         kind_counts=tuple(len(by_kind[kind]) for kind in _KINDS),  # type: ignore[arg-type]
-        plain=_getter(scalar_names[: len(scalar_names) - len(categories)]),
-        labels=_getter(by_kind[_CATEGORY]),
+        plain=items_getter(scalar_names[: len(scalar_names) - len(categories)]),
+        labels=items_getter(by_kind[_CATEGORY]),
         label_index=tuple(_label_index(labels) for labels in categories),
         label_array=np.array([label for labels in categories for label in labels], dtype=object),
         label_offsets=np.cumsum([0, *map(len, categories)])[:-1].astype(np.intp),

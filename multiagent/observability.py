@@ -21,7 +21,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property, partial
 from itertools import count
-from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -31,6 +30,7 @@ from multiagent.noise import (
     NoiseCache,
     NoiseLayout,
     NoisyTarget,
+    items_getter,
     noisy_views,
     pair_keys,
     stable_hash,
@@ -43,6 +43,7 @@ __all__ = [
     "ObservabilityLevel",
     "ObservabilityPlan",
     "View",
+    "collector_paused",
     "construct_observation",
     "observe_all",
 ]
@@ -221,7 +222,7 @@ def _exact_copy(
 ) -> Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]:
     """A function giving the named values of a target then ``named`` (an exact observer's copy),
     copying only the ``mutable`` ones (those that can hold dicts or lists)."""
-    pick = _getter(names)
+    pick = items_getter(names)
     copies = [(name, _copier(definitions[name])) for name in mutable]
 
     def copy(values: dict[str, Any], named: dict[str, Any]) -> dict[str, Any]:
@@ -232,16 +233,6 @@ def _exact_copy(
         return copied
 
     return copy
-
-
-def _getter(keys: Sequence[Any]) -> Callable[[Any], tuple[Any, ...]]:
-    """The items of ``keys`` in a dict or list, as a tuple whatever their number."""
-    if len(keys) > 1:
-        return itemgetter(*keys)
-    if keys:
-        (key,) = keys
-        return lambda container: (container[key],)
-    return lambda container: ()
 
 
 @dataclass(frozen=True)
@@ -324,7 +315,7 @@ def _schedule(plan: ObservabilityPlan, observers: tuple[str, ...]) -> _Schedule:
             _Seen(
                 observer,
                 tuple(target for _, target in agents),
-                _getter([p for p, _ in agents]),
+                items_getter([p for p, _ in agents]),
                 global_view[0] if global_view else None,
             )
         )
@@ -339,7 +330,7 @@ def _schedule(plan: ObservabilityPlan, observers: tuple[str, ...]) -> _Schedule:
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """The cyclic garbage collector off meanwhile (as it was before, afterwards).
 
     A turn's views are thousands of new dicts, lists and tuples and never a cycle; with the
@@ -365,7 +356,7 @@ def observe_all(
     observers: Sequence[str] | None = None,
 ) -> dict[str, WorldState]:
     """Each observer's filtered, noisy view of ``state`` (turn defaults to ``state.turn``)."""
-    with _collector_paused():
+    with collector_paused():
         return _observe_all(state, plan, seed, state.turn if turn is None else turn, observers)
 
 
