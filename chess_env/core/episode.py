@@ -124,24 +124,46 @@ class OpponentEpisode(gym.Env):
         """The agent's (legal) move and the opponent's reply: (reply, outcome reward).
 
         If the opponent fails, the agent's move is taken back: the env is as before the step.
+        ``ChessVectorEnv`` plays the same halves (``game.play``, ``_choose_reply``, ``_settle``)
+        for many games at once.
         """
         game = self._require_game()
         game.play(move)
-        opponent_move = None
-        if not game.is_over:
-            try:
-                opponent_move = self._opponent_reply(game)
-            except PlayerFailedError:  # its engine died or overran: the opponent loses
-                self._ended_by = "opponent_failed"
-                return None, 1.0
-            except BaseException:
-                game.undo()
-                raise
+        if game.is_over:
+            return None, self._settle()
+        try:
+            opponent_move = self._choose_reply(game)
+        except PlayerFailedError:  # its engine died or overran: the opponent loses
+            return None, self._opponent_failed()
+        except BaseException:
+            game.undo()
+            raise
+        game.play(opponent_move)
+        return opponent_move, self._settle()
+
+    def _choose_reply(self, game: ChessGame) -> chess.Move:
+        """The opponent's move in ``game`` (not yet played), or ``OpponentError`` if it is not
+        legal there."""
+        move = self.opponent.choose_move(game.board, game.legal_moves)
+        if not isinstance(move, chess.Move) or not game.is_legal(move):
+            raise OpponentError(
+                f"opponent {self.opponent!r} returned {move!r}, which is not a legal move in "
+                f"{game.board.fen()}"
+            )
+        return move
+
+    def _opponent_failed(self) -> float:
+        """End the episode as the opponent's loss (``PlayerFailedError``); the agent's reward."""
+        self._ended_by = "opponent_failed"
+        return 1.0
+
+    def _settle(self) -> float:
+        """After a turn: mark the episode over if the game is, and return the agent's reward."""
+        game = self._require_game()
         if game.is_over:
             self._ended_by = game.ending
         winner = game.outcome.winner if game.outcome else None
-        reward = 0.0 if winner is None else (1.0 if winner == self._agent else -1.0)
-        return opponent_move, reward
+        return 0.0 if winner is None else (1.0 if winner == self._agent else -1.0)
 
     @property
     def _terminated(self) -> bool:
@@ -158,12 +180,7 @@ class OpponentEpisode(gym.Env):
         return outcome.result() if outcome else "*"
 
     def _opponent_reply(self, game: ChessGame) -> chess.Move:
-        move = self.opponent.choose_move(game.board, game.legal_moves)
-        if not isinstance(move, chess.Move) or not game.is_legal(move):
-            raise OpponentError(
-                f"opponent {self.opponent!r} returned {move!r}, which is not a legal move in "
-                f"{game.board.fen()}"
-            )
+        move = self._choose_reply(game)
         game.play(move)
         return move
 

@@ -6,12 +6,14 @@
 - ``boards_to_tensor``, ``boards_to_fens``: from ``chess_env.core.batch_encoding``, re-exported.
 
 Why it is faster than ``SyncVectorEnv``: each game is a ``ChessEnv`` (same opponent, seeding,
-rules, forfeits), but a step that leaves the game running skips the per-env observation and info
-dict: the boards go through one ``BoardBatch`` (a few numpy calls for the planes, FENs and masks
-of the whole batch), and the info arrays are built from lists once per step, in two arrays,
-where ``SyncVectorEnv`` pays a tensor, a mask and a dict per game, a merge of each dict key by key
-and a deep copy of the batch. Steps that end an episode, reset one or meet an illegal action go
-through ``ChessEnv`` itself and are merged the way ``SyncVectorEnv`` merges them.
+rules, forfeits), but the turns of all games are played phase by phase (``TurnBatch``: every
+agent move, then every opponent's choice, then every reply), and a game that goes on skips the
+per-env observation and info dict: the boards go through one ``BoardBatch`` (a few numpy calls
+for the planes, FENs and masks of the whole batch), and the info arrays are built from lists once
+per step, in two arrays, where ``SyncVectorEnv`` pays a tensor, a mask and a dict per game, a
+merge of each dict key by key and a deep copy of the batch. An autoreset joins the batch too.
+Steps that end an episode or meet an illegal action, and every step of a game rendered to a
+window, go through ``ChessEnv`` itself and are merged the way ``SyncVectorEnv`` merges them.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from gymnasium.vector.utils import batch_space
 from chess_env.core.batch_encoding import BoardBatch, boards_to_fens, boards_to_tensor
 from chess_env.core.encoding import ACTION_SIZE, UCI_OF_KEY, move_key
 from chess_env.core.env import (
-    MATERIAL_REWARD_SCALE,
     ChessEnv,
     EnvPerspective,
     IllegalAction,
@@ -40,7 +41,7 @@ from chess_env.core.env import (
 from chess_env.core.episode import AgentColor
 from chess_env.core.opponents import Opponent
 from chess_env.core.rules import DEFAULT_MAX_PLIES, ChessGame
-from chess_env.errors import IllegalActionError
+from chess_env.core.turn_batch import Turn, TurnBatch
 
 __all__ = ["ChessVectorEnv", "boards_to_fens", "boards_to_tensor"]
 
@@ -150,6 +151,18 @@ class _StepRows:
         for index, _observation, info in self.others:
             infos = env._add_info(infos, info, index)
         return infos
+
+
+def _plain_move(env: ChessEnv, action: Any) -> chess.Move | None:
+    """The move of a step ``TurnBatch`` can play: a legal action, as a Python int, in a live
+    game that does not render to a window. None for any other step."""
+    if type(action) is not int or env._ended_by is not None or env.render_mode == "human":
+        return None
+    game = env.game
+    try:
+        return game.legal_moves[game.legal_actions.index(action)]
+    except ValueError:  # an illegal action: ChessEnv says why, or penalizes it
+        return None
 
 
 class ChessVectorEnv(VectorEnv):
@@ -279,15 +292,23 @@ class ChessVectorEnv(VectorEnv):
         n = self.num_envs
         rewards, terminated, truncated = [0.0] * n, [False] * n, [False] * n
         rows = _StepRows(self._templates)
+        turns = TurnBatch()
         for index, (env, action, reset) in enumerate(
             zip(self.envs, self._action_list(actions), self._autoreset, strict=True)
         ):
+            move = None if reset else _plain_move(env, action)
+            if move is not None:
+                turns.add(index, env, move)
+                continue
+            # Anything else goes alone, after the turns before it (they may raise).
+            self._add_turns(turns.play(), rows, rewards, terminated, truncated)
             if reset:
-                rows.add_other(index, *env.reset())
+                self._restart(index, env, rows)
             else:
                 rewards[index], terminated[index], truncated[index] = self._step_game(
                     index, env, action, rows
                 )
+        self._add_turns(turns.play(), rows, rewards, terminated, truncated)
         self._autoreset = [end or cut for end, cut in zip(terminated, truncated, strict=True)]
         planes, masks = rows.encode()
         self._keep(rows, planes, masks)
@@ -341,34 +362,41 @@ class ChessVectorEnv(VectorEnv):
 
     # -- helpers -------------------------------------------------------------------------------
 
+    def _add_turns(
+        self,
+        turns: list[Turn],
+        rows: _StepRows,
+        rewards: list[float],
+        terminated: list[bool],
+        truncated: list[bool],
+    ) -> None:
+        """The rows of played turns: live games into the batch, ended ones as ``ChessEnv``
+        shows them."""
+        for turn in turns:
+            index, env, game = turn.index, turn.env, turn.game
+            rewards[index] = turn.reward
+            if env._ended_by is None:
+                rows.add_live(index, env, game, turn.reply)
+            else:
+                rows.add_other(index, env._observation(), env._info(turn.reply))
+                terminated[index], truncated[index] = env._terminated, game.truncated
+
+    def _restart(self, index: int, env: ChessEnv, rows: _StepRows) -> None:
+        """Autoreset game ``index``: ``ChessEnv.reset()``, its first position in the batch."""
+        if env.render_mode == "human":
+            rows.add_other(index, *env.reset())
+            return
+        opponent_move = env._start_episode(None, None)
+        rows.add_live(index, env, env.game, opponent_move)
+
     def _step_game(
         self, index: int, env: ChessEnv, action: Any, rows: _StepRows
     ) -> tuple[float, bool, bool]:
-        """Play game ``index``'s action and its opponent's reply; (reward, terminated, truncated).
-
-        The common step (a legal move, the game goes on) is read off the game; anything else is
-        ``ChessEnv``'s own step or its own observation and info.
-        """
-        game = env.game
-        try:
-            move = game.move_for_action(action)
-        except IllegalActionError:  # raise, terminate or penalize: ChessEnv decides
-            observation, reward, terminated, truncated, info = env.step(action)
-            rows.add_other(index, observation, info)
-            return reward, terminated, truncated
-        if env.reward_shaping is None:
-            opponent_move, reward = env.play_agent_move(move)
-        else:
-            material = env._material()
-            opponent_move, reward = env.play_agent_move(move)
-            reward += MATERIAL_REWARD_SCALE * (env._material() - material)
-        if env.render_mode == "human":
-            env.render()
-        if env._ended_by is None:
-            rows.add_live(index, env, game, opponent_move)
-            return reward, False, False
-        rows.add_other(index, env._observation(), env._info(opponent_move))
-        return reward, env._terminated, game.truncated
+        """A step ``TurnBatch`` does not take (see ``_plain_move``): ``ChessEnv``'s own, its
+        observation and info merged afterwards; (reward, terminated, truncated)."""
+        observation, reward, terminated, truncated, info = env.step(action)
+        rows.add_other(index, observation, info)
+        return reward, terminated, truncated
 
     def _keep(self, rows: _StepRows, planes: np.ndarray, masks: np.ndarray) -> None:
         """Keep this step's observations (``_boards`` and ``_masks`` are never handed out)."""

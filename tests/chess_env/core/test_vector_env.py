@@ -4,6 +4,7 @@ equal to SyncVectorEnv's over ChessEnv, step for step, under the same seeds and 
 from __future__ import annotations
 
 import random
+import re
 import warnings
 from typing import Any
 
@@ -215,6 +216,76 @@ def test_an_opponent_that_fails_loses_as_in_sync_vector_env() -> None:
         masks = expected[-1]["action_mask"]
         failures += int((expected[-1]["outcome"] == "opponent_failed").sum())
     assert failures >= 5
+
+
+class BreakingOpponent(Opponent):
+    """A seeded random mover that, on its calls in ``breaks``, raises or answers an illegal move."""
+
+    name = "breaking"
+
+    def __init__(self, breaks: dict[int, str]) -> None:
+        super().__init__()
+        self.breaks, self.calls = breaks, 0
+
+    def choose_move(self, board: chess.Board, legal_moves: Any) -> chess.Move:
+        self.calls += 1
+        match self.breaks.get(self.calls):
+            case "raise":
+                raise RuntimeError(f"call {self.calls} broke")
+            case "illegal":
+                return chess.Move.from_uci("a1a1")
+        return legal_moves[int(self.rng.integers(len(legal_moves)))]
+
+
+def game_states(envs: VectorEnv) -> list[tuple[str, list[str], int]]:
+    """Each game's FEN, moves and plies, and the FEN after ``undo``, which then is taken back
+    by replaying the move (so the env can go on)."""
+    states = []
+    for env in envs.envs:  # type: ignore[attr-defined]
+        game = env.unwrapped.game
+        state = [game.board.fen(), [move.uci() for move in game.board.move_stack], game.plies]
+        try:
+            undone = game.board.peek()
+            game.undo()
+            state.append(game.board.fen())
+            game.play(undone)
+        except RuntimeError:  # nothing to undo
+            state.append(None)
+        states.append(state)
+    return states
+
+
+@pytest.mark.parametrize(
+    "breaks", [{10: "raise"}, {11: "illegal"}, {9: "raise", 27: "illegal"}, {12: "raise"}]
+)
+def test_an_opponent_that_raises_leaves_the_games_as_sync_vector_env_leaves_them(
+    breaks: dict[int, str],
+) -> None:
+    """The games before the broken reply have moved, its own game took its move back, the games
+    after it have not moved (their undo points kept); both envs then go on alike. One opponent is
+    shared by the four games, so its calls 9-12 are the four games' replies of the third step."""
+    sync, native = (
+        gym.make_vec(ENV_ID, num_envs=4, vectorization_mode=mode,
+                     opponent=BreakingOpponent(breaks), max_plies=40)
+        for mode in ("sync", "vector_entry_point")
+    )  # fmt: skip
+    rng = np.random.default_rng(3)
+    first = sync.reset(seed=3)
+    assert_same(first, native.reset(seed=3), "reset")
+    masks, broken = first[1]["action_mask"], 0
+    for step in range(30):
+        actions = legal_actions(masks, rng)
+        try:
+            expected = sync.step(actions)
+        except Exception as error:  # the same error, word for word, must come from both
+            with pytest.raises(type(error), match=re.escape(str(error))):
+                native.step(actions)
+            assert game_states(sync) == game_states(native), f"step {step}"
+            broken += 1
+            continue
+        assert_same(expected, native.step(actions), f"step {step}")
+        masks = expected[-1]["action_mask"]
+    assert broken == len(breaks)
 
 
 def test_an_illegal_action_raises_as_in_sync_vector_env() -> None:
