@@ -130,7 +130,7 @@ class OpponentEpisode(gym.Env):
         game = self._require_game()
         game.play(move)
         if game.is_over:
-            return None, self._settle()
+            return None, self._settle(game)
         try:
             opponent_move = self._choose_reply(game)
         except PlayerFailedError:  # its engine died or overran: the opponent loses
@@ -139,7 +139,7 @@ class OpponentEpisode(gym.Env):
             game.undo()
             raise
         game.play(opponent_move)
-        return opponent_move, self._settle()
+        return opponent_move, self._settle(game)
 
     def _choose_reply(self, game: ChessGame) -> chess.Move:
         """The opponent's move in ``game`` (not yet played), or ``OpponentError`` if it is not
@@ -157,9 +157,9 @@ class OpponentEpisode(gym.Env):
         self._ended_by = "opponent_failed"
         return 1.0
 
-    def _settle(self) -> float:
-        """After a turn: mark the episode over if the game is, and return the agent's reward."""
-        game = self._require_game()
+    def _settle(self, game: ChessGame) -> float:
+        """After a turn in ``game`` (this episode's): mark the episode over if the game is, and
+        return the agent's reward."""
         if game.is_over:
             self._ended_by = game.ending
         winner = game.outcome.winner if game.outcome else None

@@ -48,7 +48,7 @@ class Turn:
         if self.reply is not None:
             self.game.play(self.reply)
         if not self.failed:
-            self.reward = self.env._settle()
+            self.reward = self.env._settle(self.game)
         if self.material is not None:
             self.reward += MATERIAL_REWARD_SCALE * (self.env._material() - self.material)
 
