@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import re
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import chess
@@ -183,6 +184,21 @@ def test_illegal_actions_equal_sync_vector_envs(illegal_action: str) -> None:
     assert counts["illegal_action"] >= 10
 
 
+def shared_opponent_pair(
+    num_envs: int, make_opponent: Callable[[], Opponent], seed: int, **kwargs: Any
+) -> tuple[VectorEnv, VectorEnv, np.ndarray]:
+    """Both envs, each with one opponent object shared by its games (as make_vec shares it),
+    reset alike with ``seed``; and the first action masks."""
+    sync, native = (
+        gym.make_vec(ENV_ID, num_envs=num_envs, vectorization_mode=mode,
+                     opponent=make_opponent(), **kwargs)
+        for mode in ("sync", "vector_entry_point")
+    )  # fmt: skip
+    first = sync.reset(seed=seed)
+    assert_same(first, native.reset(seed=seed), "reset")
+    return sync, native, first[1]["action_mask"]
+
+
 class FailingOpponent(Opponent):
     """Plays a seeded random move, except that every 9th call its "engine dies"."""
 
@@ -201,14 +217,8 @@ class FailingOpponent(Opponent):
 
 def test_an_opponent_that_fails_loses_as_in_sync_vector_env() -> None:
     """One opponent object shared by the games of each vector env, as make_vec shares it."""
-    sync, native = (
-        gym.make_vec(ENV_ID, num_envs=3, vectorization_mode=mode, opponent=FailingOpponent())
-        for mode in ("sync", "vector_entry_point")
-    )
-    rng = np.random.default_rng(8)
-    first = sync.reset(seed=8)
-    assert_same(first, native.reset(seed=8), "reset")
-    masks, failures = first[1]["action_mask"], 0
+    sync, native, masks = shared_opponent_pair(3, FailingOpponent, seed=8)
+    rng, failures = np.random.default_rng(8), 0
     for step in range(60):
         actions = legal_actions(masks, rng)
         expected = sync.step(actions)
@@ -264,15 +274,10 @@ def test_an_opponent_that_raises_leaves_the_games_as_sync_vector_env_leaves_them
     """The games before the broken reply have moved, its own game took its move back, the games
     after it have not moved (their undo points kept); both envs then go on alike. One opponent is
     shared by the four games, so its calls 9-12 are the four games' replies of the third step."""
-    sync, native = (
-        gym.make_vec(ENV_ID, num_envs=4, vectorization_mode=mode,
-                     opponent=BreakingOpponent(breaks), max_plies=40)
-        for mode in ("sync", "vector_entry_point")
-    )  # fmt: skip
-    rng = np.random.default_rng(3)
-    first = sync.reset(seed=3)
-    assert_same(first, native.reset(seed=3), "reset")
-    masks, broken = first[1]["action_mask"], 0
+    sync, native, masks = shared_opponent_pair(
+        4, lambda: BreakingOpponent(breaks), seed=3, max_plies=40
+    )
+    rng, broken = np.random.default_rng(3), 0
     for step in range(30):
         actions = legal_actions(masks, rng)
         try:
