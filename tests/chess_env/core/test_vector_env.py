@@ -24,6 +24,8 @@ from gymnasium.utils.passive_env_checker import (
 )
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 from gymnasium.vector.utils import batch_space
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import chess_env  # noqa: F401 -- registers chess_env/Chess-v0 and its vector entry point
 from chess_env import ACTION_SIZE, ChessEnv, ChessVectorEnv, IllegalActionError
@@ -167,6 +169,31 @@ def test_trajectories_equal_sync_vector_envs(
 ) -> None:
     counts = run_both(num_envs, steps, seed=num_envs, **kwargs)
     assert counts["truncated"] + counts["terminated"] >= 3  # several autoresets on the way
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    num_envs=st.integers(1, 6),
+    seed=st.integers(0, 2**16),
+    illegal=st.sampled_from([0.0, 0.2]),
+    options=st.fixed_dictionaries(
+        {
+            "opponent": st.sampled_from(["random", "greedy"]),
+            "agent_color": st.sampled_from(["white", "black", "random"]),
+            "perspective": st.sampled_from(["side_to_move", "white"]),
+            "obs_mode": st.sampled_from(["board", "dict"]),
+            "reward_shaping": st.sampled_from([None, "material"]),
+            "illegal_action": st.sampled_from(["terminate", "penalize"]),
+            "max_plies": st.sampled_from([4, 15, 40]),
+            "claim_draws": st.booleans(),
+        }
+    ),
+)
+def test_any_options_give_sync_vector_envs_trajectories(
+    num_envs: int, seed: int, illegal: float, options: dict[str, Any]
+) -> None:
+    """Every option together, illegal actions mixed in: the phased turns change nothing."""
+    run_both(num_envs, 40, seed=seed, illegal=illegal, **options)
 
 
 def test_trajectories_reach_rule_endings_too() -> None:
