@@ -103,11 +103,12 @@ class ChessGame:
         self._repetitions: dict[Hashable, int] = {self._key: 1}
         self._insufficient = self.board.is_insufficient_material()
         self._undo: tuple | None = None
-        self._generate()
+        self._generate(1)
 
     # -- state after each ply ---------------------------------------------------------------
 
-    def _generate(self) -> None:
+    def _generate(self, repetitions: int) -> None:
+        """The new position's legal moves and outcome (``repetitions``: its occurrences so far)."""
         moves = list(self.board.generate_legal_moves())
         self.legal_moves = moves
         # Built from the moves when first asked for: an opponent's position needs neither, a
@@ -115,7 +116,7 @@ class ChessGame:
         self._keys: list[int] | None = None
         self._actions: list[int] | None = None
         self._uci: list[str] | None = None
-        self.outcome = self._outcome(has_moves=bool(moves))
+        self.outcome = self._outcome(bool(moves), repetitions)
 
     def _move_keys(self) -> list[int]:
         """``move_key`` of each legal move: the actions and the UCI strings are looked up by it."""
@@ -142,8 +143,10 @@ class ChessGame:
             self._uci = list(map(UCI_OF_KEY.__getitem__, self._move_keys()))
         return self._uci
 
-    def _outcome(self, *, has_moves: bool) -> chess.Outcome | None:
+    def _outcome(self, has_moves: bool, repetitions: int) -> chess.Outcome | None:
         board = self.board
+        if has_moves and not self._insufficient and board.halfmove_clock < 100 and repetitions < 3:
+            return None  # most plies: no rule can end the game, whatever ``claim_draws`` says
         if not has_moves:
             if board.is_check():
                 return chess.Outcome(chess.Termination.CHECKMATE, not board.turn)
@@ -152,7 +155,6 @@ class ChessGame:
             return chess.Outcome(chess.Termination.STALEMATE, None)
         if self._insufficient:
             return chess.Outcome(chess.Termination.INSUFFICIENT_MATERIAL, None)
-        repetitions = self._repetitions[self._key]
         if board.halfmove_clock >= 150:
             return chess.Outcome(chess.Termination.SEVENTYFIVE_MOVES, None)
         if repetitions >= 5:
@@ -174,7 +176,10 @@ class ChessGame:
 
     @property
     def is_over(self) -> bool:
-        return self.terminated or self.truncated
+        # terminated or truncated, without their two property calls: asked twice every ply
+        return self.outcome is not None or (
+            self.max_plies is not None and self.plies >= self.max_plies
+        )
 
     @property
     def ending(self) -> str | None:
@@ -238,11 +243,11 @@ class ChessGame:
 
     def play(self, move: chess.Move) -> None:
         """Play a move that is in ``legal_moves`` (unchecked: callers decode or check first)."""
-        self._advance(move)
-        self._generate()
+        self._generate(self._advance(move))
 
-    def _advance(self, move: chess.Move) -> None:
-        """``play`` but for the new position's move list and outcome (``undo`` takes it back)."""
+    def _advance(self, move: chess.Move) -> int:
+        """``play`` but for the new position's move list and outcome (``undo`` takes it back);
+        how often the new position has now occurred."""
         board = self.board
         previous = (self.legal_moves, self._keys, self._actions, self._uci,
                     self.outcome, self._insufficient, self._repetitions, self._key)  # fmt: skip
@@ -252,9 +257,10 @@ class ChessGame:
             self._repetitions = {}
             self._insufficient = board.is_insufficient_material()
         key = self._key = board._transposition_key()
-        self._repetitions[key] = self._repetitions.get(key, 0) + 1
+        repetitions = self._repetitions[key] = self._repetitions.get(key, 0) + 1
         self._undo = previous
         self.plies += 1
+        return repetitions
 
     def ending_actions(self) -> EndingActions:
         """The legal actions whose move ends the game on the spot by these rules: those that
@@ -264,9 +270,9 @@ class ChessGame:
         mating: list[int] = []
         drawing: list[int] = []
         for action, move in zip(self.legal_actions, self.legal_moves, strict=True):
-            self._advance(move)  # the ply without its move list: whether one move exists will do
+            repetitions = self._advance(move)  # no move list: whether one move exists will do
             has_moves = next(self.board.generate_legal_moves(), None) is not None
-            outcome = self._outcome(has_moves=has_moves)
+            outcome = self._outcome(has_moves, repetitions)
             if outcome is not None:
                 (drawing if outcome.winner is None else mating).append(action)
             self.undo()
