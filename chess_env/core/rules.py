@@ -176,10 +176,7 @@ class ChessGame:
 
     @property
     def is_over(self) -> bool:
-        # terminated or truncated, without their two property calls: asked twice every ply
-        return self.outcome is not None or (
-            self.max_plies is not None and self.plies >= self.max_plies
-        )
+        return self.terminated or self.truncated
 
     @property
     def ending(self) -> str | None:
@@ -222,12 +219,12 @@ class ChessGame:
     def move_for_action(self, action: object) -> chess.Move:
         """The legal move for ``action``, or ``IllegalActionError`` saying why not."""
         index = check_action_range(action)
-        actions = self._action_list()  # one action per legal move: no two share an index
-        if index in actions:
-            return self.legal_moves[actions.index(index)]
-        raise IllegalActionError(
-            explain_illegal(index, action_to_move(index, self.board), self.board)
-        )
+        try:  # one action per legal move: no two share an index
+            return self.legal_moves[self._action_list().index(index)]
+        except ValueError:
+            raise IllegalActionError(
+                explain_illegal(index, action_to_move(index, self.board), self.board)
+            ) from None
 
     def is_legal(self, move: chess.Move) -> bool:
         moves = self.legal_moves

@@ -42,6 +42,7 @@ from chess_env.core.episode import AgentColor
 from chess_env.core.opponents import Opponent
 from chess_env.core.rules import DEFAULT_MAX_PLIES, ChessGame
 from chess_env.core.turn_batch import Turn, TurnBatch
+from chess_env.errors import IllegalActionError
 
 __all__ = ["ChessVectorEnv", "boards_to_fens", "boards_to_tensor"]
 
@@ -154,14 +155,14 @@ class _StepRows:
 
 
 def _plain_move(env: ChessEnv, action: Any) -> chess.Move | None:
-    """The move of a step ``TurnBatch`` can play: a legal action, as a Python int, in a live
-    game that does not render to a window. None for any other step."""
-    if type(action) is not int or env._ended_by is not None or env.render_mode == "human":
+    """The move of a step ``TurnBatch`` can play: a legal action in a live game that does not
+    render to a window. None for any other step (``ChessEnv.step`` then raises, penalizes or
+    renders as it does alone)."""
+    if env._ended_by is not None or env.render_mode == "human":
         return None
-    game = env.game
     try:
-        return game.legal_moves[game.legal_actions.index(action)]
-    except ValueError:  # an illegal action: ChessEnv says why, or penalizes it
+        return env.game.move_for_action(action)
+    except IllegalActionError:
         return None
 
 
