@@ -25,20 +25,21 @@ import pstats
 import statistics
 import time
 from collections.abc import Callable
-from itertools import repeat
+from itertools import starmap
 from typing import Any
 
 import numpy as np
 
 from benchmarks.machine import machine_line
 from benchmarks.multiagent import workload_config, workload_state
+from multiagent.dict_builders import dict_builder
 from multiagent.observability import ObservabilityPlan, collector_paused, observe_all
 from multiagent.world_state import WorldState
 
 
 def floor_recipe(observed: dict[str, WorldState]) -> Callable[[bool], Any]:
     """A function rebuilding ``observed`` from ready Python values the fastest way we know:
-    views of one key set together, a variable at a time (``dict(zip(...))`` over all views,
+    views of one key set together, a variable at a time (``dict_builder`` over all views,
     lists of tuples by ``zip`` and slices), the collector paused as ``observe_all`` does. Its
     argument says whether the numbers are first made again from a float64 matrix (``tolist``).
     """
@@ -83,7 +84,7 @@ def floor_recipe(observed: dict[str, WorldState]) -> Callable[[bool], Any]:
                 made = []
                 for kind, extra, values in columns:
                     if kind == "dict":
-                        made.append(list(map(dict, map(zip, repeat(extra), values))))
+                        made.append(list(starmap(dict_builder(extra), values)))
                     elif kind == "rows":
                         items = list(zip(*values, strict=True))
                         starts = range(0, len(items), extra)
@@ -95,12 +96,12 @@ def floor_recipe(observed: dict[str, WorldState]) -> Callable[[bool], Any]:
                         made.append(list(map(tuple, values)))
                     else:
                         made.append(values)
-                views = list(map(dict, map(zip, repeat(keys), zip(*made, strict=True))))
+                views = list(map(dict_builder(keys), *made)) if made else []
                 built[shape] = views if views else [{} for _ in range(count)]
             picked = iter([built[shape][index] for shape, index in order])
             out = {}
             for name, (targets, size) in zip(names, seen, strict=True):
-                agents = dict(zip(targets, [next(picked) for _ in range(size)], strict=True))
+                agents = dict_builder(targets)(*[next(picked) for _ in range(size)])
                 out[name] = WorldState(turn=turn, agents=agents, global_state=next(picked))
             return out
 

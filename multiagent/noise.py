@@ -23,6 +23,7 @@ Python values a variable at a time (``tolist``, ``dict(zip(...))``, slices) for 
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, count, repeat
@@ -31,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from multiagent.dict_builders import dict_builder
 from multiagent.variables import VariableDefinition
 
 __all__ = [
@@ -61,24 +63,54 @@ def _path_hash(path: str) -> int:
     return value
 
 
-def _splitmix64(x: np.ndarray) -> np.ndarray:
-    """The splitmix64 finaliser: a good 64-bit mix, vectorised (wrapping uint64 arithmetic; in
-    place on a fresh array, so ``x`` is left alone)."""
+_MIX_STEPS = ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB), (31, None))
+
+
+def _splitmix64(
+    x: np.ndarray, out: np.ndarray | None = None, scratch: np.ndarray | None = None
+) -> np.ndarray:
+    """The splitmix64 finaliser: a good 64-bit mix, vectorised (wrapping uint64 arithmetic).
+
+    Written into ``out`` (may be ``x``; a fresh array when None), with ``scratch`` (``x``'s
+    shape) for the shifted copies when given.
+    """
     with np.errstate(over="ignore"):
-        x = x + np.uint64(0x9E3779B97F4A7C15)
-        x ^= x >> np.uint64(30)
-        x *= np.uint64(0xBF58476D1CE4E5B9)
-        x ^= x >> np.uint64(27)
-        x *= np.uint64(0x94D049BB133111EB)
-        x ^= x >> np.uint64(31)
+        x = np.add(x, np.uint64(0x9E3779B97F4A7C15), out=out)
+        shifted = np.empty_like(x) if scratch is None else scratch
+        for shift, multiplier in _MIX_STEPS:
+            np.right_shift(x, np.uint64(shift), out=shifted)
+            x ^= shifted
+            if multiplier is not None:
+                x *= np.uint64(multiplier)
         return x
 
 
-def _uniform(bits: np.ndarray) -> np.ndarray:
-    """Floats in [0, 1) from the top 53 bits."""
-    floats = (bits >> np.uint64(11)).astype(np.float64)
-    floats *= 1.0 / (1 << 53)
-    return floats
+def _uniform(
+    bits: np.ndarray, out: np.ndarray | None = None, scratch: np.ndarray | None = None
+) -> np.ndarray:
+    """Floats in [0, 1) from the top 53 bits (into ``out``, with ``scratch`` as for
+    ``_splitmix64``)."""
+    top = np.right_shift(bits, np.uint64(11), out=scratch)
+    return np.multiply(top, 1.0 / (1 << 53), out=out, dtype=np.float64)
+
+
+class _Scratch(threading.local):
+    """Arrays a thread reuses from turn to turn for the noise of its largest batches.
+
+    A turn's noise makes a handful of arrays of a few hundred kilobytes. Fresh each turn, glibc
+    hands them out from memory it has just returned to the kernel: a page fault every 4 KiB,
+    about half of the noise's time. Kept here, they are made once per thread and size.
+    """
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def array(self, name: str, shape: tuple[int, int], dtype: type) -> np.ndarray:
+        size = shape[0] * shape[1]
+        flat = self.arrays.get(name)
+        if flat is None or flat.size < size:
+            flat = self.arrays[name] = np.empty(size, dtype=dtype)
+        return flat[:size].reshape(shape)
 
 
 def pair_keys(seed: int, turn: int, observers: np.ndarray, targets: np.ndarray) -> np.ndarray:
@@ -281,6 +313,7 @@ class NoiseCache:
     def __init__(self) -> None:
         self.layouts: dict[tuple[Any, ...], NoiseLayout] = {}
         self.facts: dict[tuple[Any, ...], _Facts] = {}
+        self.scratch = _Scratch()
 
     def layout(
         self, definitions: dict[str, VariableDefinition], names: Sequence[str], key: tuple = ()
@@ -487,8 +520,10 @@ def noisy_views(
         facts = cache.facts_of(group[0])
         rows = np.array([target.row for target in group], dtype=np.float64)
         if len(group) > 1 or group_counts[0] != 1:
-            rows = rows[np.repeat(np.arange(len(group)), group_counts)]
-        noisy = _noisy(rows, facts, keys[pairs], levels[pairs], gaussian)
+            each = np.repeat(np.arange(len(group)), group_counts)
+            out = cache.scratch.array("values", (len(each), rows.shape[1]), np.float64)
+            rows = np.take(rows, each, axis=0, out=out)
+        noisy = _noisy(rows, facts, keys[pairs], levels[pairs], gaussian, cache.scratch)
         copies = _assemble(group, group_counts, noisy, facts)
         position = 0
         for g, size in zip(members, group_counts, strict=True):
@@ -498,17 +533,27 @@ def noisy_views(
 
 
 def _noisy(
-    values: np.ndarray, facts: _Facts, keys: np.ndarray, level: np.ndarray, gaussian: bool
+    values: np.ndarray,
+    facts: _Facts,
+    keys: np.ndarray,
+    level: np.ndarray,
+    gaussian: bool,
+    scratch: _Scratch,
 ) -> np.ndarray:
     """The noisy value of every (pair, leaf): ``values`` has a row per pair (with its ``keys``
     and ``level``) and a column per leaf (with its facts); each kind's rule runs on its own
-    entries, elementwise, so the result does not depend on how pairs are grouped."""
-    bits = _splitmix64(keys[:, None] ^ facts.paths)
-    first = _uniform(bits)
+    entries, elementwise, so the result does not depend on how pairs are grouped.
+
+    The result is one of ``scratch``'s arrays: read it before the next call.
+    """
+    shape = values.shape
+    bits = np.bitwise_xor(keys[:, None], facts.paths, out=scratch.array("bits", shape, np.uint64))
+    shifted = scratch.array("shifted", shape, np.uint64)
+    _splitmix64(bits, out=bits, scratch=shifted)
+    first = _uniform(bits, out=scratch.array("first", shape, np.float64), scratch=shifted)
     level = level[:, None]
     if gaussian:
         # Box-Muller needs a second uniform for every numeric entry.
-        shape = values.shape
         numeric = np.broadcast_to(facts.kinds <= _INT, shape)
         second = _uniform(_splitmix64(bits[numeric]))
         radius = np.sqrt(-2.0 * np.log1p(-first[numeric]))
@@ -523,7 +568,7 @@ def _noisy(
     else:
         # values * (1 + level * (2 * first - 1)) on every entry, step by step in place (each
         # step the same IEEE operation), then the non-numeric columns put back.
-        result = 2.0 * first
+        result = np.multiply(first, 2.0, out=scratch.array("result", shape, np.float64))
         result -= 1.0
         result *= level
         result += 1.0
@@ -573,8 +618,8 @@ def _assemble(
             columns.append(chain.from_iterable(map(repeat, values, counts)))
     if not columns:
         return [{} for _ in range(len(noisy))]
-    # map(zip, ...) rather than zip(..., strict=False): a keyword argument costs each call.
-    return list(map(dict, map(zip, repeat(facts.names), zip(*columns, strict=True))))
+    # The columns' lengths match by construction: one value per row of ``noisy``.
+    return list(map(dict_builder(facts.names), *columns))
 
 
 def _column(container: _Container, block: np.ndarray) -> list[Any]:
@@ -585,7 +630,9 @@ def _column(container: _Container, block: np.ndarray) -> list[Any]:
     # The zips below pair sequences whose lengths match by construction (the leaves were
     # collected from these very keys and items); map(zip, ...) passes no keyword.
     if container.form == "dict":
-        return list(map(dict, map(zip, repeat(container.keys), values.tolist())))
+        if not container.keys:
+            return [{} for _ in range(len(block))]
+        return list(map(dict_builder(container.keys), *values.T.tolist()))
     if container.form == "list":
         return values.tolist()
     if container.form == "tuple":

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from multiagent.config import GLOBAL_TARGET, ObservabilityLevel, SimulationConfig
+from multiagent.dict_builders import dict_builder
 from multiagent.noise import (
     NoiseCache,
     NoiseLayout,
@@ -253,8 +254,8 @@ class _Seen:
     """Where one observer's views are among a turn's views (exact copies, then noisy ones)."""
 
     observer: str
-    targets: tuple[str, ...]  # the agents it sees, in the order of their views
-    views: Callable[[list[Any]], tuple[Any, ...]]  # their views, from the turn's views
+    views: Callable[[list[Any]], tuple[Any, ...]]  # its views of agents, from the turn's views
+    agents: Callable[..., dict[str, Any]]  # those views by agent name (a dict_builder)
     global_view: int | None  # the position of its view of the global state
 
 
@@ -314,8 +315,8 @@ def _schedule(plan: ObservabilityPlan, observers: tuple[str, ...]) -> _Schedule:
         seen.append(
             _Seen(
                 observer,
-                tuple(target for _, target in agents),
                 items_getter([p for p, _ in agents]),
+                dict_builder([target for _, target in agents]),
                 global_view[0] if global_view else None,
             )
         )
@@ -394,7 +395,7 @@ def _observe_all(
     return {
         seen.observer: WorldState(
             turn=state.turn,
-            agents=dict(zip(seen.targets, seen.views(views), strict=True)),
+            agents=seen.agents(*seen.views(views)),
             global_state={} if seen.global_view is None else views[seen.global_view],
         )
         for seen in schedule.seen

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import copy
 import gc
+import sys
+import threading
 from typing import Any
 
 import pytest
 
+from benchmarks.multiagent import workload_config, workload_state
 from multiagent.config import SimulationConfig, load_config
 from multiagent.env import initial_state
 from multiagent.observability import (
@@ -546,3 +549,28 @@ def test_observe_all_leaves_the_garbage_collector_as_it_found_it(enabled: bool) 
         assert gc.isenabled() is enabled
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_threads_sharing_a_plan_each_get_the_views_they_would_get_alone() -> None:
+    """The noise reuses its arrays from turn to turn, one set per thread: threads observing
+    through one plan at once must not write into each other's."""
+    plan = ObservabilityPlan(workload_config())
+    states = [workload_state(seed) for seed in range(4)]
+    alone = [observe_all(state, plan, seed=5, turn=turn) for turn, state in enumerate(states)]
+    together: list[Any] = [None] * len(states)
+
+    def observe(index: int) -> None:
+        together[index] = [observe_all(states[index], plan, seed=5, turn=index) for _ in range(3)]
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # switch threads often, inside the numpy passes' neighbourhood
+    try:
+        threads = [threading.Thread(target=observe, args=(index,)) for index in range(len(states))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    for index, views in enumerate(together):
+        assert views == [alone[index]] * 3
