@@ -17,6 +17,7 @@ Every such dict has room for 29 values, so one of a few keys takes more memory t
 
 from __future__ import annotations
 
+import functools
 import keyword
 import sys
 from collections.abc import Callable, Sequence
@@ -25,17 +26,17 @@ from typing import Any
 __all__ = ["dict_builder"]
 
 SHARED_KEYS_LIMIT = 29  # CPython's SHARED_KEYS_MAX_SIZE (30) less one, measured on 3.11
-_BUILDERS: dict[tuple[str, ...], Callable[..., dict[str, Any]]] = {}
 
 
 def dict_builder(keys: Sequence[Any]) -> Callable[..., dict[str, Any]]:
     """``build(*values)``: ``dict(zip(keys, values))``, made the fastest way that works for
     ``keys`` (cached per key tuple)."""
-    keys = tuple(keys)
-    builder = _BUILDERS.get(keys)
-    if builder is None:
-        builder = _BUILDERS[keys] = _shared_keys_builder(keys) or _zip_builder(keys)
-    return builder
+    return _builder(tuple(keys))
+
+
+@functools.lru_cache(maxsize=1024)  # a few kilobytes each; key sets come from world definitions
+def _builder(keys: tuple[Any, ...]) -> Callable[..., dict[str, Any]]:
+    return _shared_keys_builder(keys) or _zip_builder(keys)
 
 
 def _zip_builder(keys: tuple[Any, ...]) -> Callable[..., dict[str, Any]]:
