@@ -17,7 +17,8 @@ How it is fast: a target's visible variables are flattened once per turn into on
 (float, float) tuples -- in bulk). ``noisy_views`` takes the targets of one shape together (the
 same variables, dict keys and list lengths, whose leaf facts are kept in a ``NoiseCache``): one
 matrix with a row per (target, observer) pair, noised in one numpy pass, then turned back into
-Python values a variable at a time (``tolist``, ``dict(zip(...))``, slices) for all its rows.
+Python values a variable at a time (``tolist``, ``dict_builder``, slices) for all its rows. The
+matrix's arrays are reused from turn to turn (``_Scratch``).
 """
 
 from __future__ import annotations
@@ -627,8 +628,8 @@ def _column(container: _Container, block: np.ndarray) -> list[Any]:
     if container.walk is not None:
         return _walked(container.walk, block)
     values = _converted(block, container.kind, container.labels)
-    # The zips below pair sequences whose lengths match by construction (the leaves were
-    # collected from these very keys and items); map(zip, ...) passes no keyword.
+    # The maps and zips below pair sequences whose lengths match by construction (the leaves
+    # were collected from these very keys and items).
     if container.form == "dict":
         if not container.keys:
             return [{} for _ in range(len(block))]
