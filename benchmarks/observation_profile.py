@@ -9,7 +9,8 @@ turns, ``observe_all`` and the floor alternated, and given as min / median.
 - ``observe_all``: one turn, the views freed inside the timing (as ``benchmarks.multiagent``).
 - floor: the same output built from values already made as Python objects (every noisy float
   and int, every label), so only the dicts, lists, tuples and ``WorldState`` of the views are
-  made and freed: what any implementation returning these plain types pays at least.
+  made and freed, the fastest way we know (``floor_recipe``; the first round's ``dict(zip())``
+  floor was beaten by ``multiagent.dict_builders``, so it is a floor only as far as we know).
 - floor + numbers: the same, the numbers made from a float64 matrix by ``tolist`` as well.
 - garbage collector: collections per turn of each generation with the collector left on.
 
