@@ -22,7 +22,13 @@ from envkit.server.access import BearerAuth, ClientAddress, RateLimit, RateLimit
 from envkit.server.adapter import EnvAdapter
 from envkit.server.bodies import ErrorResponse
 from envkit.server.busy_poll import DEFAULT_BUSY_POLL_S, BusyPoll, check_window
-from envkit.server.errors import ErrorCode, ServiceError, code_for_status, error_payload
+from envkit.server.errors import (
+    ErrorCode,
+    ServiceError,
+    code_for_status,
+    error_headers,
+    error_payload,
+)
 from envkit.server.http_limits import HEADER_TIMEOUT_S, MAX_HEADER_BYTES, HeaderLimitedProtocol
 from envkit.server.limits import MAX_BODY_BYTES, MAX_MESSAGE_BYTES, BodySizeLimit, Limits
 from envkit.server.origins import JsonBodies, OriginCheck, check_origins
@@ -180,7 +186,8 @@ def _error_responses(*, rate_limited: bool, guarded: bool) -> dict[int | str, di
 async def _error_response(request: Request, error: Exception) -> JSONResponse:
     """Refused requests as ``{"detail", "code", ...}``; never echoes input (it may be NaN)."""
     status, body = error_payload(error)
-    return JSONResponse({"detail": body.pop("message"), **body}, status_code=status)
+    body = {"detail": body.pop("message"), **body}
+    return JSONResponse(body, status_code=status, headers=error_headers(error))
 
 
 async def _http_error_response(request: Request, error: Exception) -> Response:

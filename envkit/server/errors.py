@@ -47,6 +47,7 @@ __all__ = [
     "code_for_status",
     "describe_errors",
     "describe_issues",
+    "error_headers",
     "error_payload",
     "issue_details",
 ]
@@ -152,10 +153,32 @@ class EpisodeStateError(ServiceError):
 
 
 class CapacityError(ServiceError):
-    """Every session slot is taken."""
+    """A slot the request needs is taken (a session, a game, an engine); ``retry_after``, when
+    known, is the whole seconds after which one may be free (sent as ``Retry-After``)."""
 
     code = ErrorCode.CAPACITY_REACHED
     status = 503
+
+    def __init__(
+        self, message: str, *, reason: str | None = None, retry_after: int | None = None
+    ) -> None:
+        super().__init__(message, reason=reason)
+        self.retry_after = retry_after
+
+
+def error_headers(error: Exception) -> dict[str, str]:
+    """The headers a refusal carries besides its body: ``Retry-After`` for a capacity error
+    that knows when to come back.
+
+    Example:
+        >>> error_headers(CapacityError("all 3 engines are busy", retry_after=5))
+        {'Retry-After': '5'}
+        >>> error_headers(CapacityError("all sessions are in use"))
+        {}
+    """
+    if isinstance(error, CapacityError) and error.retry_after is not None:
+        return {"Retry-After": str(max(1, error.retry_after))}
+    return {}
 
 
 class UnknownSessionError(ServiceError):

@@ -24,7 +24,7 @@ from chess_env.serving.service.events import events_router
 from chess_env.serving.service.games import games_router
 from chess_env.serving.service.moves import moves_router
 from envkit.server.bodies import ErrorResponse
-from envkit.server.errors import ErrorCode, ServiceError, error_payload
+from envkit.server.errors import ErrorCode, ServiceError, error_headers, error_payload
 from envkit.server.limits import BodySizeLimit, Limits
 from envkit.server.origins import JsonBodies, OriginCheck
 from envkit.server.replies import CodedErrors
@@ -112,7 +112,8 @@ async def close_service(service: ChessService) -> None:
 async def _error_response(request: Request, error: Exception) -> JSONResponse:
     """Refused requests as ``{"detail", "code", "reason"?}``, as ``envkit.server`` sends them."""
     status, body = error_payload(error)
-    return JSONResponse({"detail": body.pop("message"), **body}, status_code=status)
+    body = {"detail": body.pop("message"), **body}
+    return JSONResponse(body, status_code=status, headers=error_headers(error))
 
 
 async def _archive_unavailable(request: Request, error: Exception) -> JSONResponse:
