@@ -172,7 +172,7 @@ class StockfishOpponent(Opponent):
 
     The binary is looked up when the opponent is made (a clear ``StockfishNotFoundError`` then),
     and the engine process starts on the first move (at once with ``elo``, whose range only the
-    engine knows) and ends with ``close()``. An engine that
+    engine knows) and ends with ``close()``. An engine that cannot start (an overloaded machine),
     dies, fails or does not answer in time raises ``PlayerFailedError``: its side loses.
 
     Example:
@@ -212,10 +212,27 @@ class StockfishOpponent(Opponent):
             self._engine = self._start()
         self._game_token = object()
 
+    def limit_seconds(self, seconds: float) -> None:
+        """Stop every move after at most ``seconds`` from now on (a server's cap on its engines:
+        ``max_seconds`` lowered, and ``movetime`` with it when it asked for more)."""
+        if not 0 < seconds < float("inf"):
+            raise ValueError(f"seconds must be a positive number, got {seconds}")
+        self.max_seconds = min(self.max_seconds, seconds)
+        if self.movetime is not None:
+            self.movetime = min(self.movetime, self.max_seconds)
+        if self._engine is not None:
+            self._engine.timeout = self.max_seconds
+
     def _start(self) -> chess.engine.SimpleEngine:
+        """A configured engine; one that cannot start or answer its handshake (an overloaded
+        machine: python-chess's start-up timeout) is ``PlayerFailedError``, its side's loss."""
         import chess.engine
 
-        engine = chess.engine.SimpleEngine.popen_uci(self.path)
+        try:
+            engine = chess.engine.SimpleEngine.popen_uci(self.path)
+        except (chess.engine.EngineError, TimeoutError, OSError) as error:
+            reason = "it did not answer in time" if isinstance(error, TimeoutError) else error
+            raise PlayerFailedError(f"Stockfish could not start: {reason}") from error
         options: dict[str, Any] = {"Threads": self.threads}
         if self.skill is not None:
             options["Skill Level"] = self.skill
@@ -235,8 +252,11 @@ class StockfishOpponent(Opponent):
                     f"{elo_range.min}..{elo_range.max}"
                 )
             engine.configure(options)
-        except BaseException:
-            engine.quit()  # an engine we will not keep must not outlive us
+        except BaseException as error:
+            with contextlib.suppress(Exception):  # an engine we will not keep must not outlive us
+                engine.quit()
+            if isinstance(error, (chess.engine.EngineError, TimeoutError)):
+                raise PlayerFailedError(f"Stockfish could not be set up: {error}") from error
             raise
         engine.timeout = self.max_seconds  # python-chess's grace after a move's time is up
         return engine

@@ -44,8 +44,16 @@ from chess_env.core.players import check_player, make_player, parse_player
 from chess_env.errors import (
     IllegalActionError,
     InvalidPositionError,
+    PlayerFailedError,
     PlayerSpecError,
     StockfishNotFoundError,
+)
+from chess_env.serving.thinking import (
+    ENGINE_RETRY_AFTER,
+    QUICK_PLAYERS,
+    ServedPlayer,
+    ThinkingBudget,
+    ThinkingLimits,
 )
 from envkit.server import (
     AdapterResult,
@@ -56,6 +64,8 @@ from envkit.server import (
     create_app,
     make_server,
 )
+from envkit.server.errors import CapacityError
+from envkit.server.sessions import current_client
 
 __all__ = [
     "ChessAction",
@@ -71,7 +81,6 @@ __all__ = [
 MAX_MOVE_TEXT = 1024  # an LLM's answer may wrap the move in prose; parse_move finds it
 MAX_OPENING = 1000  # plies of the "moves" reset option
 MAX_PLAYER_SPEC = 200  # characters of the "opponent" reset option (state and errors repeat it)
-SIMPLE_OPPONENTS = ("random", "greedy")  # reply in well under a millisecond, waiting on nothing
 # FEN placement -> spaced squares: "3" -> ". . . ", "P" -> "P ".
 _SPACED_SQUARES = str.maketrans(
     {**{str(n): ". " * n for n in range(1, 9)}, **{piece: f"{piece} " for piece in "PNBRQKpnbrqk"}}
@@ -222,6 +231,12 @@ class ChessState(EpisodeState):
 class ChessAdapter:
     """One ``ChessEnv`` per session; the opponent and start position are chosen at each reset.
 
+    Args:
+        budget: the server's ``ThinkingBudget``, which makes the opponents within its engine
+            and search limits for the client resetting (``create_chess_app`` shares one among
+            every session and the game service); None: opponents are made as
+            ``make_player(served=True)`` makes them, unbounded (in-process use).
+
     Example:
         >>> adapter = ChessAdapter()
         >>> adapter.reset(seed=0, opponent="greedy", agent_color="black").observation.opponent_move
@@ -245,7 +260,8 @@ class ChessAdapter:
     observation_model = ChessObservation
     state_model = ChessState
 
-    def __init__(self) -> None:
+    def __init__(self, budget: ThinkingBudget | None = None) -> None:
+        self.budget = budget
         self._env: ChessEnv | None = None
         self._options = ChessResetOptions()
         self._done = False
@@ -260,16 +276,23 @@ class ChessAdapter:
     def reset(self, *, seed: int | None = None, **options: Any) -> AdapterResult:
         """A new episode; on any refusal the previous one stays as it was."""
         parsed = ChessResetOptions.model_validate(options)
-        env = ChessEnv(opponent=_served_opponent(parsed.opponent), agent_color=parsed.agent_color)
+        previous = None if self._env is None else self._env.opponent
+        opponent = _served_opponent(parsed.opponent, self.budget, previous)
+        env = ChessEnv(opponent=opponent, agent_color=parsed.agent_color)
         try:
             _, info = env.reset(seed=seed, options={"fen": parsed.fen, "moves": parsed.moves})
-        except InvalidPositionError as error:
+        except (InvalidPositionError, PlayerFailedError) as error:
+            _hand_back(opponent)
             env.close()
+            if isinstance(error, PlayerFailedError):  # its engine could not start, moving first
+                raise _engine_unavailable(error) from None
             raise InvalidInputError(str(error), reason="invalid_position") from None
         if self._env is not None:
             self._env.close()
+        if isinstance(opponent, ServedPlayer):
+            opponent.lender = None  # the loan, if any, is settled: the lender is closed
         self._env, self._options, self._done = env, parsed, False
-        self._blocking = parse_player(parsed.opponent).kind not in SIMPLE_OPPONENTS
+        self._blocking = parse_player(parsed.opponent).kind not in QUICK_PLAYERS
         return self._result(info["opponent_move"], None, done=False, truncated=False)
 
     def step(self, action: ChessAction) -> AdapterResult:
@@ -376,14 +399,35 @@ def ascii_board(fen: str, orientation: chess.Color = chess.WHITE) -> str:
     return "\n".join([header, *body, header])
 
 
-def _served_opponent(spec: str) -> Opponent:
-    """The opponent ``spec`` names; a missing engine or a setting it refuses is a 422."""
+def _served_opponent(
+    spec: str, budget: ThinkingBudget | None, previous: Opponent | None
+) -> Opponent:
+    """The opponent ``spec`` names, made within ``budget`` for the client resetting (it may
+    take the engine slot of ``previous``, the session's opponent until now). A missing engine
+    or a setting it or the server refuses is a 422; no free engine, or one that does not start,
+    a 503."""
     try:
-        return make_player(spec, served=True)
+        if budget is None:
+            return make_player(spec, served=True)
+        return budget.make(spec, current_client.get(), replacing=previous)
     except StockfishNotFoundError as error:
         raise InvalidInputError(str(error), reason="opponent_unavailable") from None
     except PlayerSpecError as error:
         raise InvalidInputError(str(error), reason="invalid_opponent") from None
+    except PlayerFailedError as error:
+        raise _engine_unavailable(error) from None
+
+
+def _engine_unavailable(error: PlayerFailedError) -> CapacityError:
+    """An engine that did not start (an overloaded machine): the client may try again."""
+    return CapacityError(str(error), reason="engine_unavailable", retry_after=ENGINE_RETRY_AFTER)
+
+
+def _hand_back(opponent: Opponent) -> None:
+    """Return the engine slot ``opponent`` took from the session's previous opponent when its
+    reset fails: the session's episode stays as it was, engine included."""
+    if isinstance(opponent, ServedPlayer):
+        opponent.repay()
 
 
 def _color(color: chess.Color) -> Literal["white", "black"]:
@@ -401,10 +445,18 @@ def create_chess_app(
     game_idle_timeout: float = 1800.0,
     cleanup_interval: float = 60.0,
     listing: Literal["all", "public", "off"] = "public",
+    thinking: ThinkingLimits | None = None,
+    max_live_games_per_client: int = 16,
+    max_spectators_per_game: int = 200,
+    max_spectators_per_client: int = 16,
     **settings: Any,
 ) -> FastAPI:
     """The chess server app; ``settings`` go to ``envkit.server.create_app`` (``max_sessions``,
     ``idle_timeout``, ``token``, ...).
+
+    Every opponent and server agent it makes comes from one ``ThinkingBudget`` with the
+    ``thinking`` limits (``chess_env.serving.thinking``: engines alive, searches at once, a
+    served engine's time and depth, each per server and per client).
 
     With ``service`` (or an ``archive_dir``), the multi-game chess service
     (``chess_env.serving.service``) is mounted under ``/service``: ``/service/games`` and
@@ -415,11 +467,15 @@ def create_chess_app(
     (logging by id the games it could not archive). An ``archive_dir`` that cannot be written
     is refused here (``chess_env.serving.game_store.UnwritableArchiveError``, a ``ValueError``). Its
     settings: ``max_games`` held at once, ``game_idle_timeout`` seconds a game may idle,
-    ``cleanup_interval`` seconds between two sweeps for idle games, and ``listing``: which
-    games ``GET /service/games`` shows ("all", "public": those created public, or "off").
+    ``cleanup_interval`` seconds between two sweeps for idle games, ``listing``: which
+    games ``GET /service/games`` shows ("all", "public": those created public, or "off"), and
+    what one client may hold: ``max_live_games_per_client`` unfinished games,
+    ``max_spectators_per_client`` spectator streams, and any game ``max_spectators_per_game``.
     """
+    budget = ThinkingBudget(thinking)
+    adapters = functools.partial(ChessAdapter, budget=budget)
     if not (service or archive_dir is not None):
-        return create_app(ChessAdapter, **settings)
+        return create_app(adapters, on_shutdown=budget.close, **settings)
     from chess_env.serving.game_store import StateManager
     from chess_env.serving.service import create_chess_service_app
     from chess_env.serving.service.app import close_service
@@ -431,10 +487,20 @@ def create_chess_app(
         cleanup_interval=cleanup_interval,
         listing=listing,
         allow_origins=settings.get("allow_origins", ()),  # its own checks agree with the parent's
+        budget=budget,
+        max_live_games_per_client=max_live_games_per_client,
+        max_spectators_per_game=max_spectators_per_game,
+        max_spectators_per_client=max_spectators_per_client,
     )
-    # A mounted app's lifespan does not run: the parent closes the service instead.
-    closing = functools.partial(close_service, games.state.chess_service)
-    app = create_app(ChessAdapter, on_shutdown=closing, **settings)
+
+    async def closing() -> None:
+        # A mounted app's lifespan does not run: the parent closes the service instead.
+        try:
+            await close_service(games.state.chess_service)
+        finally:
+            budget.close()
+
+    app = create_app(adapters, on_shutdown=closing, **settings)
     app.mount(SERVICE_PATH, games)
     mount_viewer(app, games.state.chess_service, allow_origins=settings.get("allow_origins", ()))
     return app

@@ -23,6 +23,8 @@ from chess_env.serving.service.core import ChessService
 from chess_env.serving.service.events import events_router
 from chess_env.serving.service.games import games_router
 from chess_env.serving.service.moves import moves_router
+from chess_env.serving.thinking import ThinkingBudget
+from envkit.server.access import ClientAddress
 from envkit.server.bodies import ErrorResponse
 from envkit.server.errors import ErrorCode, ServiceError, error_headers, error_payload
 from envkit.server.limits import BodySizeLimit, Limits
@@ -49,6 +51,10 @@ def create_chess_service_app(
     cleanup_interval: float = 60.0,
     listing: Listing = "public",
     allow_origins: Sequence[str] = (),
+    budget: ThinkingBudget | None = None,
+    max_live_games_per_client: int = 16,
+    max_spectators_per_game: int = 200,
+    max_spectators_per_client: int = 16,
 ) -> FastAPI:
     """The chess service as an app; ``close_service`` (which closes ``state_manager``,
     archiving its games, and logs by id those it could not) runs when the app shuts down.
@@ -66,12 +72,25 @@ def create_chess_service_app(
             (``envkit.server.origins``): the app refuses other origins' state-changing requests
             and WebSocket handshakes (403), bodies not declared JSON (415), and gives every
             error a code, on its own as mounted in ``envkit.server`` apps, which check the same.
+        budget: makes the server agents within the server's engine and search limits
+            (``chess_env.serving.thinking``); default one of its own, with default limits.
+        max_live_games_per_client, max_spectators_per_game, max_spectators_per_client: what
+            one client may hold (``ChessService``). A client is the connection's peer, or the
+            address a trusted proxy names when the app is mounted in an ``envkit.server`` app.
     """
     if state_manager is not None and archive_dir is not None:
         raise ValueError("archive_dir is for the default StateManager; set it on yours instead")
     if state_manager is None:
         state_manager = StateManager(max_games=max_games, archive_dir=archive_dir)
-    service = ChessService(state_manager, cleanup_interval=cleanup_interval, listing=listing)
+    service = ChessService(
+        state_manager,
+        cleanup_interval=cleanup_interval,
+        listing=listing,
+        budget=budget,
+        max_live_games_per_client=max_live_games_per_client,
+        max_spectators_per_game=max_spectators_per_game,
+        max_spectators_per_client=max_spectators_per_client,
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -93,6 +112,7 @@ def create_chess_service_app(
     app.add_middleware(JsonBodies)
     app.add_middleware(BodySizeLimit, max_bytes=app.state.limits.max_body_bytes)
     app.add_middleware(OriginCheck, allow_origins=allow_origins)
+    app.add_middleware(ClientAddress)  # the per-client limits count by it, mounted or not
     for handled in (ServiceError, ValidationError, RequestValidationError):
         app.add_exception_handler(handled, _error_response)
     app.add_exception_handler(ArchiveError, _archive_unavailable)

@@ -7,12 +7,21 @@ server agents move on their turn (a driver task per game), tells the spectators 
 Who may act: each game's ``SeatTokens`` live here, never on the ``Game``. A move or resignation
 acts for the side whose token it carries (``color``, if given, must be that side); the
 creator's token only aborts. Every refusal happens before anything changes.
+
+What one client may hold, so that it cannot spoil the others' games: at most
+``max_live_games_per_client`` unfinished games it created, ``max_spectators_per_client`` open
+spectator streams (and any game at most ``max_spectators_per_game``), and the engines and
+searches its server agents use (``chess_env.serving.thinking.ThinkingBudget``). A client is the
+address ``envkit.server.sessions.current_client`` names; a service called in-process names none,
+and only the server-wide limits apply to it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections import Counter
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -35,7 +44,9 @@ from chess_env.serving.service.errors import (
 from chess_env.serving.service.frames import aborted_frame, ended_frame, move_made_frame
 from chess_env.serving.service.seats import REMOTE_SEATS, Seat, close_seats, seat_for, server_move
 from chess_env.serving.service.tokens import SEAT_TOKEN_HEADER, Holder, SeatTokens
-from envkit.server.errors import EpisodeStateError, InvalidInputError
+from chess_env.serving.thinking import ThinkingBudget
+from envkit.server.errors import CapacityError, EpisodeStateError, InvalidInputError
+from envkit.server.sessions import current_client
 
 __all__ = ["QUEUE_SIZE", "ChessService"]
 
@@ -43,6 +54,8 @@ __all__ = ["QUEUE_SIZE", "ChessService"]
 logger = logging.getLogger("chess_env.serving.service")
 
 QUEUE_SIZE = 1024  # events a spectator may lag behind before it is dropped
+SPECTATOR_RETRY_AFTER = 30  # seconds before a full game may have room for one more spectator
+Spectator = asyncio.Queue[dict[str, Any] | None]  # one spectator's events; None ends its stream
 
 
 class ChessService:
@@ -56,6 +69,13 @@ class ChessService:
         cleanup_interval: seconds between two sweeps for idle games (default 60).
         listing: which games ``summaries`` shows: "all", "public" (default: those created
             public) or "off" (``ListingOffError``, 403).
+        budget: makes the server agents and bounds their engines and searches (default: a
+            ``ThinkingBudget`` of its own, closed with the service).
+        max_live_games_per_client: unfinished games one client may have created (default 16;
+            one more is 503 CAPACITY_REACHED, reason "client_game_limit").
+        max_spectators_per_game: spectator streams open on one game (default 200).
+        max_spectators_per_client: spectator streams one client may hold open (default 16; one
+            more, or one over the game's, is refused with reason "spectator_limit").
 
     Example:
         >>> from chess_env.serving.game_store import StateManager
@@ -78,21 +98,41 @@ class ChessService:
         *,
         cleanup_interval: float = 60.0,
         listing: Listing = "public",
+        budget: ThinkingBudget | None = None,
+        max_live_games_per_client: int = 16,
+        max_spectators_per_game: int = 200,
+        max_spectators_per_client: int = 16,
     ) -> None:
         if not cleanup_interval > 0:
             raise ValueError(f"cleanup_interval must be positive, got {cleanup_interval}")
         if listing not in ("all", "public", "off"):
             raise ValueError(f"listing must be 'all', 'public' or 'off', got {listing!r}")
+        limits = {
+            "max_live_games_per_client": max_live_games_per_client,
+            "max_spectators_per_game": max_spectators_per_game,
+            "max_spectators_per_client": max_spectators_per_client,
+        }
+        for name, limit in limits.items():
+            if limit < 1:
+                raise ValueError(f"{name} must be at least 1, got {limit}")
         self.games = state_manager
         self.cleanup_interval = cleanup_interval
         self.listing = listing
+        self.budget = budget if budget is not None else ThinkingBudget()
+        self._owns_budget = budget is None
+        self.max_live_games_per_client = max_live_games_per_client
+        self.max_spectators_per_game = max_spectators_per_game
+        self.max_spectators_per_client = max_spectators_per_client
+        self._creators: dict[str, str | None] = {}  # game id -> the client that created it
+        self._creating: Counter[str | None] = Counter()  # games being made, by client
+        self._watching: dict[Spectator, str | None] = {}  # spectator -> its client
         self._seats: dict[str, dict[Color, Seat]] = {}
         self._tokens: dict[str, SeatTokens] = {}  # the only place they are kept
         self._public: set[str] = set()
         self._aborted: set[str] = set()
         self._locks: dict[str, asyncio.Lock] = {}
         self._drivers: dict[str, asyncio.Task[None]] = {}
-        self._spectators: dict[str, set[asyncio.Queue[dict[str, Any] | None]]] = {}
+        self._spectators: dict[str, set[Spectator]] = {}
         self._sweeper: asyncio.Task[None] | None = None
 
     # -- games ----------------------------------------------------------------------------------
@@ -100,21 +140,17 @@ class ChessService:
     async def create(self, request: CreateGameRequest) -> CreatedGame:
         """A new game and its tokens; server agents play until a remote one is to move (all of
         it, if none is: in the background)."""
-        configs = {"white": request.white.config("white"), "black": request.black.config("black")}
-        seats: dict[Color, Seat] = {}
+        client = current_client.get()
+        self._check_live_games(client)
+        self._creating[client] += 1  # counted as live while it is made: no burst slips past
         try:
-            seats["white"] = seat_for(request.white, configs["white"])
-            seats["black"] = seat_for(request.black, configs["black"])
-            game = await run_in_threadpool(
-                self.games.create_game, configs["white"], configs["black"], request.fen
-            )
-        except InvalidPositionError as error:
-            close_seats(seats)
-            raise InvalidInputError(str(error), reason="invalid_position") from None
-        except BaseException:
-            close_seats(seats)
-            raise
+            seats, game = await self._open(request, client)
+        finally:
+            self._creating[client] -= 1
+            if not self._creating[client]:
+                del self._creating[client]
         self._seats[game.game_id] = seats
+        self._creators[game.game_id] = client
         tokens = self._tokens[game.game_id] = SeatTokens.new(request.remote_sides)
         if request.listed:
             self._public.add(game.game_id)
@@ -125,6 +161,26 @@ class ChessService:
             await asyncio.wait({driver})  # unlike awaiting it: a client leaving does not cancel it
             game = self.get(game.game_id)
         return CreatedGame(game=game, tokens=tokens)
+
+    async def _open(
+        self, request: CreateGameRequest, client: str | None
+    ) -> tuple[dict[Color, Seat], Game]:
+        """The seats and the stored game ``request`` asks for; nothing is kept on a refusal."""
+        configs = {"white": request.white.config("white"), "black": request.black.config("black")}
+        seats: dict[Color, Seat] = {}
+        try:
+            seats["white"] = seat_for(request.white, configs["white"], self.budget, client)
+            seats["black"] = seat_for(request.black, configs["black"], self.budget, client)
+            game = await run_in_threadpool(
+                self.games.create_game, configs["white"], configs["black"], request.fen
+            )
+        except InvalidPositionError as error:
+            close_seats(seats)
+            raise InvalidInputError(str(error), reason="invalid_position") from None
+        except BaseException:
+            close_seats(seats)
+            raise
+        return seats, game
 
     def get(self, game_id: str) -> Game:
         with translated():
@@ -217,15 +273,34 @@ class ChessService:
 
     # -- spectators -----------------------------------------------------------------------------
 
-    def subscribe(self, game_id: str) -> tuple[Game, asyncio.Queue[dict[str, Any] | None]]:
-        """The game now and a queue of its next events (None: the game left memory)."""
+    def subscribe(self, game_id: str) -> tuple[Game, Spectator]:
+        """The game now and a queue of its next events (None: the game left memory); a
+        ``CapacityError`` (reason "spectator_limit") past the game's or the client's limit."""
         game = self.get(game_id)
-        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(maxsize=QUEUE_SIZE)
+        client = current_client.get()
+        watching = self._spectators.get(game_id, set())
+        if len(watching) >= self.max_spectators_per_game:
+            raise CapacityError(
+                f"game {game_id} has {self.max_spectators_per_game} spectators, this server's "
+                "limit per game; try again later",
+                reason="spectator_limit",
+                retry_after=SPECTATOR_RETRY_AFTER,
+            )
+        held = sum(1 for whose in self._watching.values() if whose == client)
+        if client is not None and held >= self.max_spectators_per_client:
+            raise CapacityError(
+                f"this client already watches {held} streams, this server's limit per client: "
+                "close one first",
+                reason="spectator_limit",
+            )
+        queue: Spectator = asyncio.Queue(maxsize=QUEUE_SIZE)
         self._spectators.setdefault(game_id, set()).add(queue)
+        self._watching[queue] = client
         self._record_spectators(game_id)
         return game, queue
 
-    def unsubscribe(self, game_id: str, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+    def unsubscribe(self, game_id: str, queue: Spectator) -> None:
+        self._watching.pop(queue, None)
         watching = self._spectators.get(game_id)
         if watching is None:
             return  # the game left memory, and its session with it
@@ -254,6 +329,8 @@ class ChessService:
             self._forget(game_id)
         for game_id in list(self._spectators):
             self._end_streams(game_id)
+        if self._owns_budget:
+            self.budget.close()
         await run_in_threadpool(self.games.close)
 
     # -- inside ---------------------------------------------------------------------------------
@@ -312,6 +389,23 @@ class ChessService:
         color: Color = "white" if holder == "white" else "black"
         return color
 
+    def _check_live_games(self, client: str | None) -> None:
+        """Refuse a new game to a client that already plays its limit of unfinished ones."""
+        if client is None:
+            return
+        live = self._creating[client]
+        for game_id, creator in self._creators.items():
+            if creator != client or game_id in self._aborted:
+                continue
+            with contextlib.suppress(UnknownGameError):  # evicted meanwhile
+                live += not self.games.get_game(game_id).is_over
+        if live >= self.max_live_games_per_client:
+            raise CapacityError(
+                f"this client already has {live} unfinished games, this server's limit per "
+                "client: finish, resign or abort one first",
+                reason="client_game_limit",
+            )
+
     def _check_playing(self, game: Game) -> None:
         if game.is_over:
             raise EpisodeStateError(
@@ -355,7 +449,7 @@ class ChessService:
                     seat = self._seats.get(game_id, REMOTE_SEATS)[game.current_turn]
                     if game.is_over or seat.opponent is None:
                         return
-                    after = await server_move(self.games, game, seat)
+                    after = await server_move(self.games, game, seat, self.budget)
                 except UnknownGameError:
                     return  # evicted meanwhile
                 self._publish(game, after)
@@ -389,6 +483,7 @@ class ChessService:
         if driver is not None:
             driver.cancel()
         close_seats(self._seats.pop(game_id, {}))
+        self._creators.pop(game_id, None)
         self._tokens.pop(game_id, None)
         self._public.discard(game_id)
         self._aborted.discard(game_id)
@@ -403,10 +498,11 @@ class ChessService:
 
     def _end_streams(self, game_id: str) -> None:
         for queue in self._spectators.pop(game_id, set()):
+            self._watching.pop(queue, None)
             _end_stream(queue)
 
 
-def _end_stream(queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+def _end_stream(queue: Spectator) -> None:
     """Make None the next thing ``queue`` gives, dropping what is still queued."""
     while not queue.empty():
         queue.get_nowait()

@@ -4,7 +4,8 @@ The game as it is (``chess_env.serving.service.frames.snapshot_frames``), then `
 ``game_ended`` (or ``game_aborted``) frames. The socket is read-only: client messages are
 ignored, whatever they say. The server closes it after ``game_ended`` or ``game_aborted``
 (1000), when the game leaves memory (1001), or at once for an unknown game (an ``error`` frame,
-then 1008).
+then 1008) and past the spectator limits of the game or the client (an ``error`` frame with
+reason "spectator_limit", then 1013).
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ from starlette.websockets import WebSocketDisconnect
 
 from chess_env.serving.service.dependencies import Service
 from chess_env.serving.service.frames import aborted_frame, ended_frame, snapshot_frames
-from envkit.server.errors import ServiceError, error_payload
+from envkit.server.errors import CapacityError, ServiceError, error_payload
 
 __all__ = ["events_router"]
 
 CLOSE_GOING_AWAY = 1001
 CLOSE_POLICY_VIOLATION = 1008
+CLOSE_TRY_AGAIN_LATER = 1013
 FINAL_FRAMES = ("game_ended", "game_aborted")  # nothing follows them: the socket closes
 
 events_router = APIRouter(tags=["Events"])
@@ -35,6 +37,10 @@ async def game_events(websocket: WebSocket, game_id: str, service: Service) -> N
     await websocket.accept()
     try:
         game, queue = service.subscribe(game_id)
+    except CapacityError as error:
+        await _send(websocket, {"type": "error", "data": error_payload(error)[1]})
+        await websocket.close(CLOSE_TRY_AGAIN_LATER, "too many spectators")
+        return
     except ServiceError as error:
         await _send(websocket, {"type": "error", "data": error_payload(error)[1]})
         await websocket.close(CLOSE_POLICY_VIOLATION, "unknown game")

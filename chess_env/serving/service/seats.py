@@ -1,32 +1,32 @@
 """Server agents: the seat of each side of a game, and the server agent's move on its turn.
 
-- ``Seat``: a side's player ("remote" or a spec) and, for a server agent, the ``Opponent`` that
-  moves for it; ``REMOTE_SEATS``: both sides played by clients
-- ``seat_for(spec, config)``: the seat an ``AgentSpec`` asks for, its player made by
-  ``chess_env.core.players.make_player(served=True)`` (``EngineUnavailableError`` without
-  Stockfish); ``close_seats(seats)``
-- ``server_move(games, game, seat)``: the game after the seat's agent has moved, in a worker
-  thread within its ``timeout``: a late move loses on time, and an agent that raises or answers an
-  illegal move resigns for its side (termination "agent_error", the error logged)
+- ``Seat``: a side's player ("remote" or a spec) and, for a server agent, the ``ServedPlayer``
+  that moves for it; ``REMOTE_SEATS``: both sides played by clients
+- ``seat_for(spec, config, budget, client)``: the seat an ``AgentSpec`` asks for, its player made
+  by the server's ``ThinkingBudget`` for the client creating the game
+  (``EngineUnavailableError`` without Stockfish, ``EngineLimitError`` when no engine is free)
+- ``close_seats(seats)``
+- ``server_move(games, game, seat, budget)``: the game after the seat's agent has moved: a quick
+  player at once, a searching one on the budget's threads once a search slot is free, within its
+  ``timeout`` of thinking (the wait for a slot is not counted): a late move loses on time, and an
+  agent that raises or answers an illegal move resigns for its side (termination "agent_error",
+  the error logged)
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
 from dataclasses import dataclass
 
 import chess
 from starlette.concurrency import run_in_threadpool
 
 from chess_env.core.game import AgentConfig, Color, Game
-from chess_env.core.opponents import Opponent
-from chess_env.core.players import make_player
-from chess_env.errors import PlayerSpecError, StockfishNotFoundError
+from chess_env.errors import PlayerFailedError, PlayerSpecError, StockfishNotFoundError
 from chess_env.serving.game_store import StateManager
 from chess_env.serving.service.bodies import REMOTE, AgentSpec
 from chess_env.serving.service.errors import EngineUnavailableError
+from chess_env.serving.thinking import ServedPlayer, ThinkingBudget
 from envkit.server.errors import ErrorDetail, InvalidInputError
 
 __all__ = ["REMOTE_SEATS", "Seat", "close_seats", "seat_for", "server_move"]
@@ -38,20 +38,21 @@ logger = logging.getLogger("chess_env.serving.service")
 @dataclass
 class Seat:
     """One side of a game: its player ("remote" or a spec) and, for a server agent, the
-    opponent that moves for it.
+    player that moves for it.
 
     Example:
-        >>> greedy = AgentSpec(player="greedy", name="G")
-        >>> seat = seat_for(greedy, greedy.config("white"))
+        >>> greedy, budget = AgentSpec(player="greedy", name="G"), ThinkingBudget()
+        >>> seat = seat_for(greedy, greedy.config("white"), budget, client="10.0.0.1")
         >>> seat.opponent(chess.Board("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1")).uci()
         'a1a8'
-        >>> seat.close()  # ends an engine's process; a remote seat holds none
+        >>> seat.close()  # ends an engine's process and frees its slot; a remote seat holds none
         >>> REMOTE_SEATS["white"]
         Seat(player='remote', opponent=None, timeout=30.0)
+        >>> budget.close()
     """
 
     player: str
-    opponent: Opponent | None = None
+    opponent: ServedPlayer | None = None
     timeout: float = 30.0
 
     @property
@@ -69,14 +70,17 @@ class Seat:
 REMOTE_SEATS: dict[Color, Seat] = {"white": Seat(REMOTE), "black": Seat(REMOTE)}
 
 
-def seat_for(spec: AgentSpec, config: AgentConfig) -> Seat:
-    """The seat for ``spec``; a missing Stockfish is ``EngineUnavailableError`` (503), a
-    setting the player refuses as it is made ``InvalidInputError`` (422)."""
+def seat_for(
+    spec: AgentSpec, config: AgentConfig, budget: ThinkingBudget, client: str | None
+) -> Seat:
+    """The seat for ``spec``, its player made for ``client`` within ``budget``; a missing or
+    failing Stockfish is ``EngineUnavailableError`` (503), no free engine ``EngineLimitError``
+    (503), a setting the player or the server refuses ``InvalidInputError`` (422)."""
     if spec.player == REMOTE:
         return Seat(REMOTE, None, config.timeout_seconds)
     try:
-        opponent = make_player(spec.player, served=True)
-    except StockfishNotFoundError as error:
+        opponent = budget.make(spec.player, client)
+    except (StockfishNotFoundError, PlayerFailedError) as error:
         raise EngineUnavailableError(str(error), reason="engine_unavailable") from None
     except PlayerSpecError as error:
         where = ("body", config.agent_id, "player")  # agent_id is the side: white.player
@@ -92,21 +96,18 @@ def close_seats(seats: dict[Color, Seat]) -> None:
         seat.close()
 
 
-async def server_move(games: StateManager, game: Game, seat: Seat) -> Game:
-    """The game after the server agent's move; it loses on time when late, and resigns
-    ("agent_error") when it raises or answers an illegal move."""
+async def server_move(games: StateManager, game: Game, seat: Seat, budget: ThinkingBudget) -> Game:
+    """The game after the server agent's move; it loses on time when it thinks longer than its
+    timeout, and resigns ("agent_error") when it raises or answers an illegal move."""
     assert seat.opponent is not None
     board = chess.Board(game.start_fen)
     for move in game.move_history:  # the whole stack: engines see repetitions
         board.push(chess.Move.from_uci(move.uci_notation))
     legal = list(board.legal_moves)  # before the agent sees the board: it might push on it
     color, game_id = game.current_turn, game.game_id
-    started = time.perf_counter()
-    # asyncio's executor, not anyio's: a timed-out thread is abandoned, not waited for.
-    thinking = asyncio.to_thread(seat.opponent.choose_move, board, legal)
     try:
-        chosen = await asyncio.wait_for(thinking, seat.timeout)
-    except asyncio.TimeoutError:  # not TimeoutError's alias before Python 3.11
+        chosen, seconds = await budget.think(seat.opponent, board, legal, seat.timeout)
+    except TimeoutError:
         return await run_in_threadpool(games.timeout, game_id, color)
     except Exception:
         logger.exception("the %s agent (%s) of game %s failed", seat.player, color, game_id)
@@ -121,5 +122,4 @@ async def server_move(games: StateManager, game: Game, seat: Seat) -> Game:
             game.board_state.fen,
         )
         return await run_in_threadpool(games.resign, game_id, color, "agent_error")
-    elapsed = time.perf_counter() - started
-    return await run_in_threadpool(games.apply_move, game_id, chosen.uci(), elapsed)
+    return await run_in_threadpool(games.apply_move, game_id, chosen.uci(), seconds)

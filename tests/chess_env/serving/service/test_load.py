@@ -188,7 +188,13 @@ def check_game(record: Record, game: Game) -> None:
 
 def test_100_concurrent_games_to_the_end_then_the_101st_evicts_one(tmp_path: Path) -> None:
     manager = StateManager(max_games=MAX_GAMES, archive_dir=tmp_path)
-    app = create_chess_service_app(manager, listing="all")
+    # One client plays them all here: its limits are the server's.
+    app = create_chess_service_app(
+        manager,
+        listing="all",
+        max_live_games_per_client=MAX_GAMES,
+        max_spectators_per_client=MAX_GAMES,
+    )
     records = [Record(index, KINDS[index % len(KINDS)]) for index in range(MAX_GAMES)]
     # uvicorn closes a keep-alive connection idle for 5 s; on a loaded machine a client's next
     # request can cross that close and fail with a read error, so none is closed mid-test.
