@@ -37,6 +37,7 @@ from envkit.server.routers import env, info, mcp, sessions, ws
 from envkit.server.schema_docs import publish_openapi_without_examples
 from envkit.server.service import EnvService
 from envkit.server.sessions import SessionStore
+from envkit.server.ws_limits import MAX_WS_PENDING_BYTES, limit_pending_output
 
 __all__ = ["create_app", "make_server"]
 
@@ -220,6 +221,7 @@ def make_server(
     port: int = 8000,
     max_header_bytes: int = MAX_HEADER_BYTES,
     header_timeout: float = HEADER_TIMEOUT_S,
+    max_ws_pending_bytes: int = MAX_WS_PENDING_BYTES,
     **options: Any,
 ) -> uvicorn.Server:
     """A uvicorn server for ``app``, as ``serve`` runs it (and ``benchmarks.server_throughput``
@@ -236,6 +238,11 @@ def make_server(
 
     - A WebSocket frame over the app's message limit closes the connection (1009); an app
       without ``app.state.limits`` (not made here, or not FastAPI) gets the default limit.
+    - A WebSocket connection is dropped when, after a read from its client, over
+      ``max_ws_pending_bytes`` (default 1 MiB) of output waits for that client: pongs to a
+      flood of pings it never reads (``envkit.server.ws_limits``: uvicorn writes them whatever
+      the buffer holds). It must exceed the largest message the app sends. Any ``ws=`` in
+      ``options`` (a name uvicorn knows, or a protocol class) gets the limit too.
     - No per-message compression: deflating every reply of about 1 KB costs a noticeable part
       of a served chess step (for a client that asks for it, as OpenEnv's does by default), and
       saves nothing that matters on the networks an env server runs on.
@@ -255,6 +262,7 @@ def make_server(
             "proxy_headers": False,
             "http": HeaderLimitedProtocol.limited(max_header_bytes, header_timeout),
             **options,
+            "ws": limit_pending_output(options.get("ws", "auto"), max_ws_pending_bytes),
         },
     )
     return uvicorn.Server(config)
