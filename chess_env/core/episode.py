@@ -166,6 +166,17 @@ class OpponentEpisode(gym.Env):
         return 0.0 if winner is None else (1.0 if winner == self._agent else -1.0)
 
     @property
+    def ended_by(self) -> str | None:
+        """Why the episode ended: the game's ending ("checkmate", ...) or a side's forfeit
+        ("opponent_failed", ...); None while it goes on."""
+        return self._ended_by
+
+    @property
+    def pgn_result(self) -> str:
+        """The episode's result as PGN writes it ("*" while it goes on), forfeits included."""
+        return self._result()
+
+    @property
     def _terminated(self) -> bool:
         """Over by the rules, or by a side that lost without a rule ending the game."""
         return self._require_game().terminated or self._ended_by in FORFEITS

@@ -308,7 +308,7 @@ class ChessAdapter:
         except IllegalActionError as error:
             raise InvalidInputError(str(error), reason="illegal_action") from None
         opponent_move, reward = env.play_agent_move(move)
-        self._done = game.is_over
+        self._done = env.ended_by is not None  # the rules, or a forfeit (an engine that failed)
         reply = opponent_move.uci() if opponent_move else None
         return self._result(reply, reward, done=self._done, truncated=game.truncated)
 
@@ -316,13 +316,12 @@ class ChessAdapter:
         if self._env is None:
             return {}
         board = self._env.board
-        outcome = self._env.game.outcome
         return {
             "fen": board.fen(),
             "ply": board.ply(),
             "agent_color": _color(self._env.agent),
             "opponent": self._options.opponent,
-            "result": outcome.result() if outcome else "*",
+            "result": self._env.pgn_result,
             "done": self._done,
         }
 
@@ -349,7 +348,7 @@ class ChessAdapter:
             raise EpisodeStateError("no episode yet: reset first", reason="not_reset")
         if self._done:
             raise EpisodeStateError(
-                f"the episode is over ({self._env.game.ending}); reset to play again",
+                f"the episode is over ({self._env.ended_by}); reset to play again",
                 reason="episode_over",
             )
         return self._env
@@ -359,15 +358,16 @@ class ChessAdapter:
     ) -> AdapterResult:
         """The observation, read off the game: the Gym env's tensor only if it was asked for."""
         assert self._env is not None
-        game, agent = self._env.game, self._env.agent
-        board, outcome = game.board, game.outcome
+        env = self._env
+        game, agent = env.game, env.agent
+        board = game.board
         fen = fen_of(board)
         fields = {
             "fen": fen,
             "legal_moves": [] if done else game.legal_uci,
             "is_check": board.is_check(),
-            "result": outcome.result() if outcome else "*",
-            "outcome": game.ending,
+            "result": env.pgn_result,
+            "outcome": env.ended_by,
             "ascii": ascii_board(fen, agent),
             "agent_color": _color(agent),
             "opponent_move": opponent_move,
