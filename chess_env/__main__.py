@@ -250,14 +250,110 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         help="which service games GET /service/games lists: all, public (those created with "
         "public: true, or with no client seat) or off (default: public)",
     )
+    _add_player_limits(serve)
+    _add_client_limits(serve)
     # Usage errors found after parsing name the serve command, as argparse's own do.
     serve.set_defaults(run=lambda args: _serve(args, serve))
+
+
+# Flag -> (ThinkingLimits field, type, help); each default is ThinkingLimits'.
+_PLAYER_LIMITS: dict[str, tuple[str, type, str]] = {
+    "--max-engines": ("max_engines", int, "Stockfish processes alive at once (default: 8)"),
+    "--max-engines-per-client": (
+        "max_engines_per_client",
+        int,
+        "Stockfish processes one client's games and sessions may hold (default: 4)",
+    ),
+    "--max-searches": (
+        "max_searches",
+        int,
+        "server players searching at once (Stockfish, alphabeta); the rest wait their turn, "
+        "their clocks stopped (default: the CPU cores)",
+    ),
+    "--max-searches-per-client": (
+        "max_searches_per_client",
+        int,
+        "of which one client's (default: 1)",
+    ),
+    "--max-think-seconds": (
+        "max_think_seconds",
+        float,
+        "a served engine's longest move; a spec asking for a longer movetime is refused "
+        "(default: 5)",
+    ),
+    "--max-engine-depth": (
+        "max_depth",
+        int,
+        "a served engine's deepest search in plies; a deeper spec is refused (default: 20)",
+    ),
+}
+
+
+def _add_player_limits(serve: argparse.ArgumentParser) -> None:
+    group = serve.add_argument_group(
+        "server players",
+        "what the opponents and service agents the server makes may cost; one more engine "
+        "than allowed is refused with 503 (reason engine_limit) and Retry-After",
+    )
+    for flag, (_, kind, help_text) in _PLAYER_LIMITS.items():
+        metavar = "SECONDS" if kind is float else "N"
+        group.add_argument(flag, type=positive(kind), default=None, metavar=metavar, help=help_text)
+
+
+def _add_client_limits(serve: argparse.ArgumentParser) -> None:
+    group = serve.add_argument_group("what one client may hold in the service")
+    group.add_argument(
+        "--max-live-games-per-client",
+        type=positive(int),
+        default=None,
+        metavar="N",
+        help="unfinished service games one client may have created; one more is 503 "
+        "(reason client_game_limit) (default: 16)",
+    )
+    group.add_argument(
+        "--max-spectators-per-client",
+        type=positive(int),
+        default=None,
+        metavar="N",
+        help="spectator streams one client may hold open (default: 16)",
+    )
+    group.add_argument(
+        "--max-spectators-per-game",
+        type=positive(int),
+        default=None,
+        metavar="N",
+        help="spectator streams open on one game (default: 200)",
+    )
+
+
+def _player_limits(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Any:
+    """The ``ThinkingLimits`` the flags set; None when none is given (the defaults)."""
+    given = {
+        field: getattr(args, flag[2:].replace("-", "_"))
+        for flag, (field, _, _) in _PLAYER_LIMITS.items()
+        if getattr(args, flag[2:].replace("-", "_")) is not None
+    }
+    if not given:
+        return None
+    from chess_env.serving.thinking import ThinkingLimits
+
+    try:
+        return ThinkingLimits(**given)
+    except ValueError as error:
+        parser.error(str(error))
 
 
 def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     settings: dict[str, Any] = server_settings(args, parser)
     service = args.service or args.archive is not None
-    for flag in ("max_games", "cleanup_interval", "list_games"):
+    client_limits = ("max_live_games_per_client", "max_spectators_per_client")
+    for flag in (
+        "max_games",
+        "cleanup_interval",
+        "list_games",
+        *client_limits,
+        "max_spectators_per_game",
+    ):
         if getattr(args, flag) is not None and not service:
             parser.error(f"--{flag.replace('_', '-')} is a setting of --service (or --archive)")
     from chess_env.serving.app import serve  # without the server extra: its install hint
@@ -269,6 +365,10 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         "max_games": args.max_games,
         "cleanup_interval": args.cleanup_interval,
         "listing": args.list_games,
+        "thinking": _player_limits(args, parser),
+        "max_live_games_per_client": args.max_live_games_per_client,
+        "max_spectators_per_client": args.max_spectators_per_client,
+        "max_spectators_per_game": args.max_spectators_per_game,
     }
     settings.update((name, value) for name, value in optional.items() if value is not None)
     serve(args.host, args.port, **settings)

@@ -110,9 +110,25 @@ def test_serve_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (service.games.max_games, service.games.idle_timeout) == (100, timedelta(minutes=30))
 
 
+def test_serve_passes_the_player_and_client_limits_through(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    players = ["--max-engines", "3", "--max-searches-per-client", "2", "--max-think-seconds", "1.5"]
+    clients = ["--max-live-games-per-client", "4", "--max-spectators-per-game", "9"]
+    service = game_service(serve_app(monkeypatch, "--service", *players, *clients))
+    limits = service.budget.limits
+    assert (limits.max_engines, limits.max_searches_per_client) == (3, 2)
+    assert (limits.max_think_seconds, limits.max_depth) == (1.5, 20)  # unset: the default
+    assert (service.max_live_games_per_client, service.max_spectators_per_game) == (4, 9)
+    assert service.max_spectators_per_client == 16
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
+        (["--max-engine-depth", "40"], "max_depth must be in 1..30, got 40"),
+        (["--max-engines", "0"], "argument --max-engines: must be a positive number"),
+        (["--max-live-games-per-client", "2"], "--max-live-games-per-client is a setting of"),
         (["--idle-timeout", "0"], "argument --idle-timeout: must be a positive number, got '0'"),
         (["--idle-timeout", "-5"], "argument --idle-timeout: must be a positive number, got '-5'"),
         (["--idle-timeout", "soon"], "argument --idle-timeout: not a number: 'soon'"),
