@@ -40,6 +40,14 @@ def main(argv: list[str] | None = None) -> int:
         idle_default=600.0,
         idle_help="close HTTP sessions idle this long (default: 600)",
     )
+    serve.add_argument(
+        "--allow-client-seeds",
+        action="store_true",
+        help="take a seed from /reset (same seed, same episode) and show it in /state; by "
+        "default each episode's seed is the server's secret and a client's seed is refused, "
+        "since a client who knew it could replay the episode offline and see what its seat "
+        "may not (the other agents' hidden variables, the values behind the noise)",
+    )
     add_debug_flag(serve)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     settings = server_settings(args, serve)  # a bad flag exits 2 through argparse
@@ -60,7 +68,14 @@ def _serve(args: argparse.Namespace, settings: dict[str, Any]) -> int:
         raise UsageError(f"--world {args.world}: {error}") from error
     from multiagent.server import serve
 
-    serve(config, args.host, args.port, idle_timeout=args.idle_timeout, **settings)
+    serve(
+        config,
+        args.host,
+        args.port,
+        client_seeds=args.allow_client_seeds,
+        idle_timeout=args.idle_timeout,
+        **settings,
+    )
     return EXIT_OK
 
 

@@ -3,11 +3,20 @@
 ``python -m multiagent serve --world trade [--host 127.0.0.1] [--port 8000]`` runs it (``--help``
 lists the rest: token, rate limit, sessions and their idle timeout, as ``python -m chess_env``).
 A session plays ONE agent's seat, chosen at reset; the other agents act by their policies
-("random": a sample of their action space, seeded from the reset seed)::
+("random": a sample of their action space, seeded from the episode's seed)::
 
-    POST /reset {"agent": "Trader_1", "seed": 3, "policies": {"Trader_2": "random"}}
+    POST /reset {"agent": "Trader_1", "policies": {"Trader_2": "random"}}
     POST /step  {"action": {"verb": "buy", "good": "food", "target_town": "Farmstead",
                             "amount": 2.5}, "session_id": "..."}
+
+The seed of an episode is the server's secret: one who knew it could replay the episode offline
+with the same actions and read what the seat may not see (the other agents' hidden variables, the
+true values behind the noise, the others' next actions). So every reset draws a fresh seed from
+``secrets``, no reply shows it, and a client's ``seed`` is refused (422, reason
+"seed_not_allowed"). An operator who wants reproducible episodes (an evaluation whose clients are
+trusted) allows client seeds: ``create_world_app(..., client_seeds=True)``, ``python -m
+multiagent serve --allow-client-seeds``; then the same seed gives the same trajectory, and
+``/state`` shows the seed the client chose (never one the server drew).
 
 The observation is the seat's ``ObservationEnvelope``: the config's observability applies, so
 targets the seat is unaware of are absent and the others are seen with noise. An action is
@@ -20,7 +29,7 @@ it was. The MCP tool ``act`` takes the same action.
 This is the only module of ``multiagent`` that imports FastAPI (the ``server`` extra).
 
 Example:
-    >>> adapter = WorldAdapter("forage")
+    >>> adapter = WorldAdapter("forage", client_seeds=True)
     >>> first = adapter.reset(seed=0, agent="Forager_2")
     >>> first.observation.envelope.observer, first.observation.turn
     ('Forager_2', 0)
@@ -30,6 +39,7 @@ Example:
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Mapping
 from functools import partial
 from importlib import metadata
@@ -49,7 +59,7 @@ from envkit.server import (
     create_app,
     make_server,
 )
-from envkit.server.errors import issue_details
+from envkit.server.errors import ErrorDetail, issue_details
 from multiagent.config import SimulationConfig
 from multiagent.dto import ObservationEnvelope
 from multiagent.env import WorldEnv, as_config
@@ -60,6 +70,7 @@ from multiagent.wrappers.text import observation_envelope
 __all__ = [
     "POLICIES",
     "InvalidActionError",
+    "SeedNotAllowedError",
     "WorldAction",
     "WorldAdapter",
     "WorldEpisodeState",
@@ -70,6 +81,7 @@ __all__ = [
 ]
 
 PolicyName = Literal["random"]
+SEED_BITS = 64  # a drawn seed is as wide as any seed a client may send (ResetRequest)
 Policy = Callable[[WorldEnv, str], Any]
 # OpenEnv's typed clients add "metadata" to every action; it is not part of any world's action.
 _CLIENT_KEYS = ("metadata",)
@@ -88,7 +100,7 @@ class InvalidActionError(InvalidInputError):
     the client as ``errors`` too, so that it sees every failing path at once.
 
     Example:
-        >>> adapter = WorldAdapter("forage"); _ = adapter.reset(seed=0)
+        >>> adapter = WorldAdapter("forage"); _ = adapter.reset()
         >>> try:
         ...     adapter.step(WorldAction(move="fly", speed=2))
         ... except InvalidActionError as error:
@@ -102,6 +114,29 @@ class InvalidActionError(InvalidInputError):
             f"invalid action: {details}", reason="invalid_action", errors=issue_details(issues)
         )
         self.issues = issues
+
+
+class SeedNotAllowedError(InvalidInputError):
+    """A client sent ``seed`` to a server that keeps its seeds secret.
+
+    Example:
+        >>> WorldAdapter("forage").reset(seed=3)
+        Traceback (most recent call last):
+        ...
+        multiagent.server.SeedNotAllowedError: seed: this server draws a secret seed for every ...
+    """
+
+    def __init__(self) -> None:
+        why = (
+            "this server draws a secret seed for every episode, since a client who knew it "
+            "could replay the episode offline and see what its seat may not"
+        )
+        super().__init__(
+            f"seed: {why}; reset without a seed (its operator may allow client seeds: "
+            "--allow-client-seeds)",
+            reason="seed_not_allowed",
+            errors=[ErrorDetail(loc=("seed",), msg=why, type="forbidden")],
+        )
 
 
 class WorldResetOptions(BaseModel):
@@ -141,7 +176,7 @@ class WorldAction(BaseModel):
     Example:
         >>> WorldAction(verb="buy", good="food", target_town="Farmstead", amount=2.5).model_extra
         {'verb': 'buy', 'good': 'food', 'target_town': 'Farmstead', 'amount': 2.5}
-        >>> adapter = WorldAdapter("forage"); _ = adapter.reset(seed=0)
+        >>> adapter = WorldAdapter("forage"); _ = adapter.reset()
         >>> adapter.step(WorldAction(move="fly"))
         Traceback (most recent call last):
         ...
@@ -155,7 +190,7 @@ class WorldObservation(BaseModel):
     """What the seat sees after a turn.
 
     Example:
-        >>> adapter = WorldAdapter("forage")
+        >>> adapter = WorldAdapter("forage", client_seeds=True)
         >>> observation = adapter.reset(seed=0, agent="Forager_2", include_text=True).observation
         >>> observation.agent, observation.turn, sorted(observation.envelope.agents)
         ('Forager_2', 0, ['Forager_1', 'Forager_2', 'Forager_3'])
@@ -173,20 +208,28 @@ class WorldObservation(BaseModel):
 
 
 class WorldEpisodeState(EpisodeState):
-    """The session's state; never the ground truth, which would leak what the seat cannot see.
+    """The session's state; never the ground truth, nor a seed the server drew, either of which
+    would leak what the seat cannot see.
 
     Example:
-        >>> adapter = WorldAdapter("forage")
+        >>> adapter = WorldAdapter("forage", client_seeds=True)
         >>> _ = adapter.reset(seed=3, agent="Forager_1")
         >>> state = WorldEpisodeState(**adapter.state())
         >>> state.world, state.agent, state.turn, state.seed, state.policies["Forager_2"]
         ('forage', 'Forager_1', 0, 3, 'random')
+        >>> _ = adapter.reset(agent="Forager_1")  # a secret seed, drawn by the server
+        >>> "seed" in adapter.state()
+        False
     """
 
     world: str | None = Field(None, description="The world's name")
     agent: str | None = Field(None, description="The seat this session plays")
     turn: int | None = Field(None, description="The world's turn")
-    seed: int | None = Field(None, description="The seed of the episode")
+    seed: int | None = Field(
+        None,
+        description="The seed the client chose (only where the server allows client seeds); "
+        "absent when the server drew it, which it keeps secret",
+    )
     policies: dict[str, str] | None = Field(None, description="The other agents' policies")
     done: bool | None = Field(None, description="Whether the seat's episode has ended")
 
@@ -196,9 +239,12 @@ class WorldAdapter:
 
     Args:
         world: a built-in world's name, a YAML path, a config dict or a ``SimulationConfig``.
+        client_seeds: whether ``reset`` takes a seed from the client (default False: it is
+            refused with ``SeedNotAllowedError``). Without one, every reset draws a fresh seed
+            from ``secrets`` and keeps it secret.
 
     Example:
-        >>> adapter = WorldAdapter("forage")
+        >>> adapter = WorldAdapter("forage", client_seeds=True)
         >>> adapter.reset(seed=0, agent="Forager_1").observation.envelope.observer
         'Forager_1'
         >>> result = adapter.step(WorldAction(move="down"))  # the others move at random
@@ -206,8 +252,14 @@ class WorldAdapter:
         (-0.01, False, {'info': {'collected': False}}, 1)
     """
 
-    def __init__(self, world: str | Path | SimulationConfig | Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        world: str | Path | SimulationConfig | Mapping[str, Any],
+        *,
+        client_seeds: bool = False,
+    ) -> None:
         self.config = as_config(world)
+        self.client_seeds = client_seeds
         self.name = self.config.simulation.name
         agents = self.config.agent_names
         self.description = (
@@ -226,8 +278,14 @@ class WorldAdapter:
         self._policies: dict[str, str] = {}
         self._include_text = False
         self._done = False
+        self._client_seed: int | None = None
 
     def reset(self, *, seed: int | None = None, **options: Any) -> AdapterResult:
+        """Start an episode as ``options`` say (``WorldResetOptions``), with the client's seed
+        where allowed, else a fresh secret one: a seed known to the client would let it replay
+        the episode offline and read what its seat may not see."""
+        if seed is not None and not self.client_seeds:
+            raise SeedNotAllowedError()
         parsed = WorldResetOptions.model_validate(options)
         agents = self.config.agent_names
         seat = parsed.agent if parsed.agent is not None else agents[0]
@@ -244,8 +302,8 @@ class WorldAdapter:
                 reason="unknown_agent",
             )
         env = self._env or WorldEnv(self.config)
-        env.reset(seed=seed)
-        self._env, self._seat, self._done = env, seat, False
+        env.reset(seed=secrets.randbits(SEED_BITS) if seed is None else seed)
+        self._env, self._seat, self._done, self._client_seed = env, seat, False, seed
         self._policies = {a: parsed.policies.get(a, "random") for a in agents if a != seat}
         self._include_text = parsed.include_text
         return self._result(None, {})
@@ -274,16 +332,17 @@ class WorldAdapter:
         return self._result(rewards[self._seat], extra)
 
     def state(self) -> dict[str, Any]:
+        """The ``WorldEpisodeState`` fields; ``seed`` only if the client chose it."""
         if self._env is None or self._env.world is None:
             return {}
-        return {
+        state = {
             "world": self.name,
             "agent": self._seat,
             "turn": self._env.world.turn,
-            "seed": self._env.seed_value,
             "policies": dict(self._policies),
             "done": self._done,
         }
+        return state if self._client_seed is None else {**state, "seed": self._client_seed}
 
     def tools(self) -> list[ToolSpec]:
         return [
@@ -354,10 +413,14 @@ def _package_version() -> str:
         return "0.0.0"
 
 
-def create_world_app(world: str | Path | SimulationConfig, **settings: Any) -> FastAPI:
-    """The server app of ``world``; ``settings`` go to ``envkit.server.create_app``
+def create_world_app(
+    world: str | Path | SimulationConfig, *, client_seeds: bool = False, **settings: Any
+) -> FastAPI:
+    """The server app of ``world``; ``client_seeds`` as ``WorldAdapter`` takes it (default
+    False: seeds are the server's secret), ``settings`` go to ``envkit.server.create_app``
     (``max_sessions``, ``idle_timeout``, ...). The config is loaded once, for every session."""
-    return create_app(partial(WorldAdapter, as_config(world)), **settings)
+    factory = partial(WorldAdapter, as_config(world), client_seeds=client_seeds)
+    return create_app(factory, **settings)
 
 
 def serve(
@@ -366,5 +429,6 @@ def serve(
     port: int = 8000,
     **settings: Any,
 ) -> None:
-    """Run the world's server with uvicorn until interrupted (``settings`` as ``create_app``)."""
+    """Run the world's server with uvicorn until interrupted (``settings`` as
+    ``create_world_app``)."""
     make_server(create_world_app(world, **settings), host=host, port=port).run()

@@ -1,10 +1,14 @@
 """A world served over OpenEnv's HTTP, WebSocket and MCP: one seat per session, the others by
 policy, actions checked against the world's Malli-lite signature and refused with every failing
-path (``errors``), never with a 500 and never moving the episode."""
+path (``errors``), never with a 500 and never moving the episode. The seed of a served episode is
+the server's secret unless the operator lets clients choose it (then: same seed, same
+trajectory)."""
 
 from __future__ import annotations
 
 import json
+import logging
+import secrets
 import subprocess
 import sys
 from typing import Any
@@ -15,20 +19,28 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from multiagent.server import create_world_app
+from multiagent.server import WorldAction, WorldAdapter, create_world_app
 from multiagent.worlds import load_world
 
 BUY = {"verb": "buy", "good": "food", "target_town": "Farmstead", "amount": 2.5}
+TRADE = load_world("trade")
 
 
 @pytest.fixture(scope="module")
 def trade() -> TestClient:
+    """A server whose operator lets clients choose seeds (reproducible episodes)."""
+    return TestClient(create_world_app("trade", client_seeds=True))
+
+
+@pytest.fixture(scope="module")
+def hosted() -> TestClient:
+    """A server as ``python -m multiagent serve`` runs it by default: the seeds are its secret."""
     return TestClient(create_world_app("trade"))
 
 
 @pytest.fixture(scope="module")
 def forage() -> TestClient:
-    return TestClient(create_world_app(load_world("forage")))
+    return TestClient(create_world_app(load_world("forage"), client_seeds=True))
 
 
 def reset(client: TestClient, **options: Any) -> dict[str, Any]:
@@ -230,6 +242,108 @@ def test_the_same_seed_gives_the_same_trajectory(trade: TestClient) -> None:
 
     assert play(11) == play(11)
     assert play(11) != play(12)  # the others' policies and the noise follow the seed
+
+
+def test_with_client_seeds_the_state_shows_only_the_clients_own_seed(trade: TestClient) -> None:
+    seeded = reset(trade, agent="Trader_1", seed=7)["session_id"]
+    assert trade.get("/state", params={"session_id": seeded}).json()["seed"] == 7
+    drawn = reset(trade, agent="Trader_1")["session_id"]  # no seed sent: the server's secret
+    assert "seed" not in trade.get("/state", params={"session_id": drawn}).json()
+
+
+SECRET = 0x5EED_C0DE_1234_5678  # what ``secrets`` draws when a test pins it
+
+
+def numbers_in(data: Any) -> set[int]:
+    """Every whole number >= 0 in a JSON value, at any depth: the attacker's seed candidates."""
+    found, stack = set(), [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif type(value) is int and value >= 0:
+            found.add(value)
+    return found
+
+
+def offline(seed: int, agent: str, turns: int) -> list[dict[str, Any]]:
+    """The observations a seeded episode gives offline, playing BUY every turn: the replay an
+    attacker who knew the seed would run to read the others' hidden state and the true values."""
+    adapter = WorldAdapter(TRADE, client_seeds=True)
+    seen = [adapter.reset(seed=seed, agent=agent).observation]
+    seen += [adapter.step(WorldAction(**BUY)).observation for _ in range(turns)]
+    return [observation.model_dump(mode="json", exclude_unset=True) for observation in seen]
+
+
+def served(client: TestClient, turns: int, **options: Any) -> list[dict[str, Any]]:
+    """Every reply of an HTTP episode of ``turns`` BUYs: reset, the steps, then the state."""
+    first = reset(client, **options)
+    replies = [first] + [step(client, first["session_id"], BUY) for _ in range(turns)]
+    state = client.get("/state", params={"session_id": first["session_id"]})
+    return [*replies, state.json()]
+
+
+def test_with_client_seeds_an_offline_replay_matches_the_server(trade: TestClient) -> None:
+    # The determinism contract, and the proof that the attack below would work on a known seed.
+    replies = served(trade, 3, agent="Trader_1", seed=7)
+    assert [reply["observation"] for reply in replies[:-1]] == offline(7, "Trader_1", 3)
+
+
+def test_the_replay_attack_finds_no_seed_on_a_hosted_server(hosted: TestClient) -> None:
+    replies = served(hosted, 3, agent="Trader_1")
+    observations = [reply["observation"] for reply in replies[:-1]]
+    candidates = numbers_in(replies) | set(range(32)) | {TRADE.simulation.seed or 0}
+    for candidate in sorted(candidates):  # every number it was sent, the world's, small ones
+        assert offline(candidate, "Trader_1", 3) != observations, candidate
+
+
+def test_hosted_episodes_reset_without_a_seed_differ(hosted: TestClient) -> None:
+    first, second = (reset(hosted, agent="Trader_1")["observation"] for _ in range(2))
+    assert first["envelope"] != second["envelope"]  # the others are seen through fresh noise
+
+
+def test_nothing_a_hosted_server_sends_or_logs_holds_the_seed(
+    hosted: TestClient, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(secrets, "randbits", lambda bits: SECRET)
+    caplog.set_level(logging.DEBUG)
+    replies: list[Any] = served(hosted, 2, agent="Trader_2")
+    with hosted.websocket_connect("/ws") as ws:
+        for message in ({"type": "reset", "data": {}}, {"type": "step", "data": BUY}):
+            ws.send_text(json.dumps(message))
+            replies.append(ws.receive_json())
+        ws.send_text(json.dumps({"type": "state"}))
+        replies.append(ws.receive_json())
+    created = rpc(hosted, "openenv/session/create", {"agent": "Trader_3"})["result"]
+    call = {"name": "act", "arguments": BUY, "session_id": created["session_id"]}
+    replies += [created, rpc(hosted, "tools/call", call)["result"], hosted.get("/metadata").json()]
+    # The pinned draw was used, so the replies came from an episode seeded with SECRET ...
+    assert [replies[0]["observation"], replies[1]["observation"]] == offline(SECRET, "Trader_2", 1)
+    for reply in replies:  # ... and none of them, nor the log, holds it or names a seed
+        text = json.dumps(reply)
+        assert "seed" not in text and str(SECRET) not in text, text[:300]
+    assert str(SECRET) not in caplog.text
+
+
+def test_a_clients_seed_is_refused_unless_the_operator_allows_it(hosted: TestClient) -> None:
+    reply = hosted.post("/reset", json={"agent": "Trader_1", "seed": 7})
+    assert reply.status_code == 422, reply.text
+    body = reply.json()
+    assert body["code"] == "VALIDATION_ERROR" and body["reason"] == "seed_not_allowed"
+    assert body["detail"].startswith("seed: this server draws a secret seed for every episode")
+    assert "--allow-client-seeds" in body["detail"]
+    assert [(error["loc"], error["type"]) for error in body["errors"]] == [(["seed"], "forbidden")]
+    with hosted.websocket_connect("/ws") as ws:
+        ws.send_text(json.dumps({"type": "reset", "data": {"seed": 7}}))
+        frame = ws.receive_json()
+        assert frame["type"] == "error" and frame["data"]["reason"] == "seed_not_allowed"
+        ws.send_text(json.dumps({"type": "reset", "data": {}}))  # the connection goes on
+        assert ws.receive_json()["type"] == "observation"
+    refused = rpc(hosted, "openenv/session/create", {"seed": 7})["error"]
+    assert refused["data"]["reason"] == "seed_not_allowed"
+    assert hosted.post("/reset", json={"seed": None}).status_code == 200  # null: no seed
 
 
 def test_forage_to_max_turns_then_the_episode_is_over(forage: TestClient) -> None:

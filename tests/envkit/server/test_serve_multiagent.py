@@ -1,4 +1,5 @@
-"""``python -m multiagent serve``: the same session, token and rate-limit flags as chess."""
+"""``python -m multiagent serve``: the same session, token and rate-limit flags as chess, and
+``--allow-client-seeds`` (off by default: each episode's seed is the server's secret)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,22 @@ def test_serve_defaults_match_chess(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (store.max_sessions, store.idle_timeout, rate_of(app)) == (64, 600.0, None)
     assert guarded(app, TOKEN)  # from the environment
     assert rate_of(serve_app(monkeypatch, "--rate-limit", "0")) is None
+
+
+def test_client_seeds_are_refused_unless_the_operator_allows_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("POLYARENA_TOKEN", raising=False)
+    hosted = TestClient(serve_app(monkeypatch, "--world", "forage"))
+    refused = hosted.post("/reset", json={"seed": 3})
+    assert refused.status_code == 422 and refused.json()["reason"] == "seed_not_allowed"
+    session = hosted.post("/reset", json={}).json()["session_id"]
+    assert "seed" not in hosted.get("/state", params={"session_id": session}).json()
+    allowed = TestClient(serve_app(monkeypatch, "--world", "forage", "--allow-client-seeds"))
+    first, again = (allowed.post("/reset", json={"seed": 3}).json() for _ in range(2))
+    assert first["observation"] == again["observation"]  # same seed, same episode
+    state = allowed.get("/state", params={"session_id": first["session_id"]}).json()
+    assert state["seed"] == 3
 
 
 @pytest.mark.parametrize(
