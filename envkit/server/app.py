@@ -134,7 +134,7 @@ def create_app(
     app.state.limits = Limits(max_body_bytes=max_body_bytes, max_message_bytes=max_message_bytes)
     app.add_middleware(BusyPoll, window=busy_poll)
     app.add_middleware(CodedErrors)
-    app.add_middleware(JsonBodies)
+    app.add_middleware(JsonBodies, own_parsers=[mcp.MCP_PATH])  # it answers in JSON-RPC
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     app.add_middleware(OriginCheck, allow_origins=allow_origins)
     if token is not None:

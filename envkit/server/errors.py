@@ -2,7 +2,8 @@
 
 - ``ErrorCode``: the codes of OpenEnv's WebSocket error frames.
 - ``ServiceError`` and its kinds, each with its code and HTTP status: ``InvalidInputError`` (an
-  action or option the env refuses, 422, optionally with an ``ErrorDetail`` per failing place),
+  action or option the env refuses, 422, optionally with an ``ErrorDetail`` per failing place;
+  ``InvalidJsonError``: a number JSON cannot hold, 400 INVALID_JSON),
   ``EpisodeStateError`` (not now: no episode yet, or it is over, 409), ``CapacityError`` (503)
   and ``UnknownSessionError`` (404).
 - ``ErrorDetail``: one failing place, ``{"loc", "msg", "type"}`` as pydantic reports it;
@@ -42,6 +43,7 @@ __all__ = [
     "ErrorCode",
     "ErrorDetail",
     "InvalidInputError",
+    "InvalidJsonError",
     "ServiceError",
     "UnknownSessionError",
     "code_for_status",
@@ -143,6 +145,14 @@ class InvalidInputError(ServiceError):
     ) -> None:
         super().__init__(message, reason=reason)
         self.errors = tuple(errors)
+
+
+class InvalidJsonError(InvalidInputError):
+    """A body that is JSON but for a number JSON cannot hold (NaN, Infinity, 1e309): 400
+    INVALID_JSON, as for any body that is not JSON, with the place in ``errors``."""
+
+    code = ErrorCode.INVALID_JSON
+    status = 400
 
 
 class EpisodeStateError(ServiceError):

@@ -2,7 +2,8 @@
 
 - ``BodySizeLimit``: ASGI middleware answering 413 to an HTTP body over ``max_bytes``, from its
   Content-Length or, without one (chunked), as soon as the bytes read so far exceed it; the rest
-  is never read. A body within the limit is read whole and replayed to the app.
+  is never read. A body within the limit is read whole and replayed to the app
+  (``replay_body``, which middleware inside it that read the body use too).
 
 The WebSocket counterpart of the body limit (close code 1009) is in ``envkit.server.routers.ws``.
 """
@@ -16,7 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from envkit.server.errors import ErrorCode
 
-__all__ = ["MAX_BODY_BYTES", "MAX_MESSAGE_BYTES", "BodySizeLimit", "Limits"]
+__all__ = ["MAX_BODY_BYTES", "MAX_MESSAGE_BYTES", "BodySizeLimit", "Limits", "replay_body"]
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_MESSAGE_BYTES = 64 * 1024
@@ -73,7 +74,7 @@ class BodySizeLimit:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
-        await self.app(scope, _replay(b"".join(chunks), receive), send)
+        await self.app(scope, replay_body(b"".join(chunks), receive), send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = f"the request body is over the limit of {self.max_bytes} bytes"
@@ -83,8 +84,8 @@ class BodySizeLimit:
         )
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """A ``receive`` that gives the buffered body once, then waits on the real one."""
+def replay_body(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives ``body``, read whole already, once, then waits on ``receive``."""
     sent = False
 
     async def replay() -> Message:

@@ -12,7 +12,13 @@ preflight) cannot say ``Content-Type: application/json``. So:
   without an ``Origin``, as curl, SDKs and OpenEnv's clients send them.
 - ``JsonBodies``: a POST whose body is not declared ``application/json`` gets 415 ``{"detail",
   "code": "UNSUPPORTED_MEDIA_TYPE"}``; an empty body without a ``Content-Type`` passes (``curl
-  -X POST /reset``: the route decides whether it needs a body).
+  -X POST /reset``: the route decides whether it needs a body). And as every body FastAPI reads
+  as JSON is read by ``json``, which takes NaN, Infinity and 1e309 (infinity) for numbers that
+  would then be stored and written back as ``null``, ``JsonBodies`` reads each one first with
+  ``envkit.server.jsontext.loads``: one with a number JSON cannot hold gets 400 ``{"detail",
+  "code": "INVALID_JSON", "reason": "non_finite_number", "errors"}`` naming where, e.g.
+  ``body.white.timeout_seconds: 1e309 is too large ...``. Other malformed JSON is the route's
+  to refuse, as before. Install it inside a body size limit, which bounds what it reads.
 
 GET requests stay open to any origin: no reply carries CORS headers, so a page cannot read them.
 """
@@ -25,7 +31,9 @@ from urllib.parse import urlsplit
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from envkit.server.errors import ErrorCode
+from envkit.server.errors import ErrorCode, ErrorDetail, InvalidJsonError, error_payload
+from envkit.server.jsontext import NonFiniteNumberError, loads
+from envkit.server.limits import replay_body
 
 __all__ = ["ANY_ORIGIN", "JsonBodies", "OriginCheck", "check_origins", "normalize_origin"]
 
@@ -156,7 +164,14 @@ def _own_origin(scope: Scope) -> str | None:
 
 
 class JsonBodies:
-    """Answer 415 to a POST whose body is not declared ``application/json``.
+    """Answer 415 to a POST whose body is not declared ``application/json``, and 400 to a JSON
+    body holding a number JSON cannot (NaN, Infinity, 1e309).
+
+    Args:
+        app: the app behind the check.
+        own_parsers: paths (below the app's mount point) whose routes read their bodies with
+            ``jsontext.loads`` themselves, to answer bad JSON in their own protocol (MCP's
+            JSON-RPC parse error); their bodies are not read here.
 
     Example:
         >>> from starlette.applications import Starlette
@@ -167,18 +182,89 @@ class JsonBodies:
         (415, 'UNSUPPORTED_MEDIA_TYPE')
         >>> client.post("/mcp", json={}).status_code, client.post("/reset").status_code
         (404, 404)
+        >>> json_type = {"Content-Type": "application/json"}
+        >>> reply = client.post("/reset", content=b'{"seed": NaN}', headers=json_type)
+        >>> reply.status_code, reply.json()["detail"]
+        (400, 'body.seed: NaN is not valid JSON')
     """
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+    def __init__(self, app: ASGIApp, own_parsers: Iterable[str] = ()) -> None:
+        self.app, self.own_parsers = app, frozenset(own_parsers)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or _declares_json(scope):
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        message = "a request body must be JSON, sent with Content-Type: application/json"
-        body = {"detail": message, "code": ErrorCode.UNSUPPORTED_MEDIA_TYPE.value}
-        await JSONResponse(body, status_code=415)(scope, receive, send)
+        if scope["method"] == "POST" and not _declares_json(scope):
+            message = "a request body must be JSON, sent with Content-Type: application/json"
+            body = {"detail": message, "code": ErrorCode.UNSUPPORTED_MEDIA_TYPE.value}
+            await JSONResponse(body, status_code=415)(scope, receive, send)
+            return
+        if not _read_as_json(scope) or _route_path(scope) in self.own_parsers:
+            await self.app(scope, receive, send)
+            return
+        scope[_CHECKED] = True  # an app mounted inside reads no body twice
+        content = await _read_body(receive)
+        if content is None:
+            return  # the client left
+        try:
+            loads(content)
+        except NonFiniteNumberError as error:
+            await _refuse_number(error, scope, receive, send)
+            return
+        except ValueError:
+            pass  # not JSON at all: the route refuses it in its own words
+        await self.app(scope, replay_body(content, receive), send)
+
+
+_CHECKED = "envkit.json_checked"
+
+
+def _read_as_json(scope: Scope) -> bool:
+    """Whether the request has a body, not checked yet, that FastAPI reads as JSON: declared
+    JSON (``application/json`` or ``application/*+json``), or not declared at all."""
+    headers = dict(scope["headers"])
+    if scope.get(_CHECKED) or _no_body(headers):
+        return False
+    declared = headers.get(b"content-type")
+    if declared is None:
+        return True
+    media_type = declared.split(b";", 1)[0].strip().lower()
+    return media_type == b"application/json" or (
+        media_type.startswith(b"application/") and media_type.endswith(b"+json")
+    )
+
+
+async def _read_body(receive: Receive) -> bytes | None:
+    """The whole request body, or None if the client disconnected first."""
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _refuse_number(
+    error: NonFiniteNumberError, scope: Scope, receive: Receive, send: Send
+) -> None:
+    loc = ("body", *error.loc)
+    where = ".".join(map(str, loc))
+    detail = ErrorDetail(loc=loc, msg=error.problem, type="non_finite_number")
+    refusal = InvalidJsonError(
+        f"{where}: {error.problem}", reason="non_finite_number", errors=[detail]
+    )
+    status, body = error_payload(refusal)
+    reply = JSONResponse({"detail": body.pop("message"), **body}, status_code=status)
+    await reply(scope, receive, send)
+
+
+def _route_path(scope: Scope) -> str:
+    """The path the app's routes match: without the ``root_path`` it is mounted under."""
+    path, root = scope.get("path", ""), scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path
 
 
 def _declares_json(scope: Scope) -> bool:
@@ -186,7 +272,12 @@ def _declares_json(scope: Scope) -> bool:
     headers = dict(scope["headers"])
     declared = headers.get(b"content-type")
     if declared is None:
-        no_body = b"transfer-encoding" not in headers
-        return no_body and headers.get(b"content-length", b"0").strip() == b"0"
+        return _no_body(headers)
     media_type = declared.split(b";", 1)[0].strip().lower()
     return media_type == b"application/json"
+
+
+def _no_body(headers: dict[bytes, bytes]) -> bool:
+    """Whether the request says it has no body (no length, or 0, and not chunked)."""
+    no_length = headers.get(b"content-length", b"0").strip() == b"0"
+    return no_length and b"transfer-encoding" not in headers

@@ -196,7 +196,9 @@ class AgentConfig(FrozenDTO):
     system_prompt: str = Field(description="The agent's instructions (plain text)")
     temperature: float = Field(0.7, ge=0.0, le=2.0, description="Sampling temperature")
     max_tokens: int = Field(2048, gt=0, description="Most tokens in one reply")
-    timeout_seconds: float = Field(30.0, gt=0, description="Move decision timeout (seconds)")
+    timeout_seconds: float = Field(
+        30.0, gt=0, allow_inf_nan=False, description="Move decision timeout (seconds)"
+    )
     stats: AgentStats = Field(default_factory=AgentStats, description="Results so far")
 
 

@@ -102,7 +102,10 @@ class AgentSpec(BaseModel):
     temperature: float | None = Field(None, ge=0.0, le=2.0, description="Sampling temperature")
     max_tokens: int | None = Field(None, gt=0, description="Most tokens in one reply")
     timeout_seconds: float | None = Field(
-        None, gt=0, description="Longest a server agent may think (default 30 s)"
+        None,
+        gt=0,
+        allow_inf_nan=False,
+        description="Longest a server agent may think (default 30 s)",
     )
 
     @field_validator("player")

@@ -19,7 +19,9 @@ from envkit.server.jsontext import loads
 from envkit.server.mcp import JsonRpcRequest, JsonRpcResponse, handle, handle_text
 from envkit.server.service import Service
 
-__all__ = ["router"]
+__all__ = ["MCP_PATH", "router"]
+
+MCP_PATH = "/mcp"
 
 router = APIRouter(tags=["MCP"])
 
@@ -32,7 +34,7 @@ _REQUEST_SCHEMA = {
 
 
 @router.post(
-    "/mcp",
+    MCP_PATH,
     response_model=JsonRpcResponse,
     responses={
         202: {"description": "A notification (no id): no reply"},

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 from websockets.frames import Frame, Opcode
 
 from chess_env.serving.app import create_chess_app
@@ -115,3 +116,104 @@ def test_a_client_that_reads_its_pongs_keeps_its_connection() -> None:
                     chunk = sock.recv(65536)
                     assert chunk, "the server closed a connection that read its pongs"
                     received += len(chunk)
+
+
+# -- numbers JSON cannot hold: refused on every route, naming the field ------------------------
+
+NON_FINITE = ["1e309", "-1e309", "Infinity", "-Infinity", "NaN"]
+JSON = {"Content-Type": "application/json"}
+
+
+def with_number(template: str, number: str) -> str:
+    """``template``, a JSON text but for its ``@``, with ``number`` written there."""
+    return template.replace("@", number)
+
+
+def refused_naming(reply: httpx.Response, field: str, number: str) -> None:
+    """``reply`` is a 400 INVALID_JSON whose detail names ``field`` and the number."""
+    assert reply.status_code == 400, reply.text
+    body = reply.json()
+    assert body["code"] == "INVALID_JSON"
+    assert body["detail"].startswith(f"{field}: {number} ")
+    assert [".".join(map(str, error["loc"])) for error in body["errors"]] == [field]
+
+
+@pytest.fixture(scope="module")
+def chess_service() -> TestClient:
+    return TestClient(create_chess_app(service=True, listing="all"))
+
+
+@pytest.mark.parametrize("number", NON_FINITE)
+def test_a_game_with_a_non_finite_timeout_is_not_created(
+    chess_service: TestClient, number: str
+) -> None:
+    white = with_number('{"player": "random", "name": "A", "timeout_seconds": @}', number)
+    body = f'{{"white": {white}, "black": {{"player": "random", "name": "B"}}}}'
+    before = chess_service.get("/service/games").json()
+    reply = chess_service.post("/service/games", content=body, headers=JSON)
+    refused_naming(reply, "body.white.timeout_seconds", number)
+    assert chess_service.get("/service/games").json() == before
+
+
+@pytest.mark.parametrize("number", NON_FINITE)
+def test_non_finite_numbers_are_refused_on_reset_and_step(number: str) -> None:
+    client = TestClient(create_chess_app())
+    store = client.app.state.env_service.store
+    reset_body = with_number('{"seed": 1, "x": [0, @]}', number)
+    reset = client.post("/reset", content=reset_body, headers=JSON)
+    refused_naming(reset, "body.x.1", number)
+    assert len(store) == 0
+    session = client.post("/reset", json={"seed": 1}).json()["session_id"]
+    step = with_number('{"action": {"move": "e4"}, "timeout_s": @, "session_id": "', number)
+    step += f'{session}"}}'
+    refused_naming(client.post("/step", content=step, headers=JSON), "body.timeout_s", number)
+    assert client.get("/state", params={"session_id": session}).json()["step_count"] == 0
+
+
+@pytest.mark.parametrize("number", NON_FINITE)
+def test_non_finite_numbers_are_refused_by_the_viewer_and_the_world_server(number: str) -> None:
+    from multiagent.server import create_world_app
+
+    viewer = TestClient(create_chess_app(service=True))
+    replay = with_number('{"text": "1. e4 *", "format": "pgn", "count": @}', number)
+    reply = viewer.post("/viewer/api/replay", content=replay, headers=JSON)
+    refused_naming(reply, "body.count", number)
+    world = TestClient(create_world_app("forage"))
+    reply = world.post("/reset", content=with_number('{"seed": @}', number), headers=JSON)
+    refused_naming(reply, "body.seed", number)
+    assert len(world.app.state.env_service.store) == 0
+
+
+@pytest.mark.parametrize("number", NON_FINITE)
+def test_non_finite_numbers_are_refused_over_websocket_and_mcp(number: str) -> None:
+    client = TestClient(create_chess_app())
+    with client.websocket_connect("/ws") as ws:
+        ws.send_text(with_number('{"type": "step", "data": {"move": "e4", "x": @}}', number))
+        refused = ws.receive_json()
+    assert refused["data"]["code"] == "INVALID_JSON"
+    assert refused["data"]["message"].startswith(f"data.x: {number} ")
+    call = with_number('{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": @}}', number)
+    reply = client.post("/mcp", content=call, headers=JSON)
+    assert reply.status_code == 400
+    assert reply.json()["error"]["code"] == -32700
+    assert f"params.x: {number} " in reply.json()["error"]["message"]
+
+
+def test_agent_settings_are_finite_from_python_too() -> None:
+    from pydantic import ValidationError
+
+    from chess_env.core.game import AgentConfig
+    from chess_env.serving.service.bodies import AgentSpec
+
+    for number in (float("inf"), float("nan")):
+        with pytest.raises(ValidationError, match="timeout_seconds"):
+            AgentSpec(player="random", name="A", timeout_seconds=number)
+        with pytest.raises(ValidationError, match="timeout_seconds"):
+            AgentConfig(
+                agent_id="white",
+                name="A",
+                personality="p",
+                model_name="m",
+                system_prompt="",
+                timeout_seconds=number,
+            )

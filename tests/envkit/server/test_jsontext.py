@@ -34,7 +34,7 @@ def test_what_it_writes_reads_back_as_json_would(value: Any) -> None:
         '"\\ud800"',  # a lone surrogate: Rust refuses it, json reads it
         "[" * 500 + "]" * 500,  # deeper than Rust's limit, within json's
         '{"a": 1, "a": 2}',
-        '{"a": 1e999}',
+        '{"a": 1e308, "b": -1.7976931348623157e308, "c": 1e-999, "d": ' + "1" * 400 + "}",
     ],
 )
 def test_it_reads_what_json_reads(text: str) -> None:
@@ -44,8 +44,11 @@ def test_it_reads_what_json_reads(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('{"x": NaN}', "NaN is not valid JSON"),
-        ('{"x": -Infinity}', "-Infinity is not valid JSON"),
+        ('{"x": NaN}', "^x: NaN is not valid JSON$"),
+        ('{"x": [1, {"y": -Infinity}]}', r"^x\.1\.y: -Infinity is not valid JSON$"),
+        ('{"a": 1.5, "x": 1e999}', r"^x: 1e999 is too large for a number \(over 1\.8e308\)$"),
+        ("-1" + "0" * 400 + ".0", r"^\(root\): -10+\.0 is too large"),
+        ("[" * 500 + "NaN" + "]" * 500, r"^(0\.){499}0: NaN"),  # past Rust's depth limit
         ('{"x": ' + "9" * 5000 + "}", "4300 digits"),
         ("[" * 20_000, "nested too deeply"),
         ('{"x": ', "Expecting value"),

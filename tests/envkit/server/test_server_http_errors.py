@@ -40,10 +40,10 @@ def still_playable(client: TestClient, session: str) -> None:
         (b"", 422, "body: Field required"),
         (b'{"action": {"move": "e4"}, "sesion_id": "x"}', 422, "sesion_id: Extra inputs"),
         (b'{"action": "e4"}', 422, "body.action: Input should be a valid dictionary"),
-        (b'{"action": {"action": NaN}}', 422, "action: Input should be a valid integer"),
-        (b'{"action": {"action": Infinity}}', 422, "action: Input should be a valid integer"),
-        (b'{"action": {"move": "e4"}, "timeout_s": NaN}', 422, "finite number"),
-        (b'{"action": {"action": 1e400}}', 422, "valid integer"),
+        (b'{"action": {"action": NaN}}', 400, "body.action.action: NaN is not valid JSON"),
+        (b'{"action": {"action": Infinity}}', 400, "action.action: Infinity is not valid JSON"),
+        (b'{"action": {"move": "e4"}, "timeout_s": NaN}', 400, "timeout_s: NaN is not valid"),
+        (b'{"action": {"action": 1e400}}', 400, "action: 1e400 is too large for a number"),
         (b'{"action": {"action": 123456789012345678901234567890}}', 422, "less than 4672"),
         (b'{"action": {"action": -1}}', 422, "greater than or equal to 0"),
         (b'{"action": {"action": "12"}}', 422, "valid integer"),
@@ -122,7 +122,6 @@ def test_unicode_around_a_move_is_ignored(
 @pytest.mark.parametrize(
     ("body", "said"),
     [
-        (b'{"seed": NaN}', "body.seed: Input should be a valid integer"),
         (b'{"seed": -1}', "greater than or equal to 0"),
         (b'{"seed": 18446744073709551616}', "less than 18446744073709551616"),
         (b'{"seed": "7"}', "valid integer"),
@@ -136,7 +135,6 @@ def test_unicode_around_a_move_is_ignored(
         (b'{"fen": "not a fen"}', "does not parse"),
         (b'{"fen": "' + b"8/" * 60 + b'"}', "at most 100 characters"),
         (b'{"colour": "white"}', "colour: Extra inputs are not permitted"),
-        (b'{"x": NaN}', "x: Extra inputs are not permitted"),
     ],
 )
 def test_bad_reset_options_are_refused_and_open_no_session(body: bytes, said: str) -> None:
