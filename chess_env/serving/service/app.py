@@ -2,7 +2,8 @@
 ``close_service`` (its shutdown, for an app that mounts it).
 
 Errors are ``{"detail", "code", "reason"?}`` as in ``envkit.server``. An archive that fails when
-a new game needs room is 503 CAPACITY_REACHED, reason "archive_unavailable", with Retry-After.
+a new game needs room is 503 CAPACITY_REACHED, reason "archive_unavailable", with Retry-After;
+so is a new game when every place holds a live game (reason "games_full").
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-from chess_env.serving.game_store import ArchiveError, StateManager
+from chess_env.serving.game_store import ArchiveError, GamesFullError, StateManager
 from chess_env.serving.service.bodies import Listing
 from chess_env.serving.service.core import ChessService
+from chess_env.serving.service.errors import games_full
 from chess_env.serving.service.events import events_router
 from chess_env.serving.service.games import games_router
 from chess_env.serving.service.moves import moves_router
@@ -63,7 +65,8 @@ def create_chess_service_app(
         state_manager: where the games live; default a new ``StateManager(max_games,
             archive_dir=archive_dir)`` (``archive_dir`` and ``max_games`` are for that one only).
         archive_dir: where finished, evicted and (at shutdown) unfinished games are appended.
-        max_games: games held at once; the least recently updated (finished ones first) go.
+        max_games: games held at once; to make room the least recently updated finished (or
+            aborted) game goes, never a live one (503 "games_full" when all are live).
         cleanup_interval: seconds between two sweeps for idle games (default 60); the idle
             time itself is the state manager's ``idle_timeout``.
         listing: which games ``GET /games`` shows: "all", "public" (default: those created
@@ -116,6 +119,7 @@ def create_chess_service_app(
     for handled in (ServiceError, ValidationError, RequestValidationError):
         app.add_exception_handler(handled, _error_response)
     app.add_exception_handler(ArchiveError, _archive_unavailable)
+    app.add_exception_handler(GamesFullError, _games_full)
     app.include_router(router)
     return app
 
@@ -134,6 +138,12 @@ async def _error_response(request: Request, error: Exception) -> JSONResponse:
     status, body = error_payload(error)
     body = {"detail": body.pop("message"), **body}
     return JSONResponse(body, status_code=status, headers=error_headers(error))
+
+
+async def _games_full(request: Request, error: Exception) -> JSONResponse:
+    """503 with Retry-After when no place is free for a new game (``errors.games_full``)."""
+    assert isinstance(error, GamesFullError)
+    return await _error_response(request, games_full(error))
 
 
 async def _archive_unavailable(request: Request, error: Exception) -> JSONResponse:

@@ -1,7 +1,8 @@
 """The viewer's JSON routes (under ``/viewer/api``) and its piece set, one router per resource.
 
-- ``archive_router``: ``GET /api/archive[?limit=]``, the archived games newest first
-  (``ArchivedGame``, at most ``MAX_LISTED``); ``GET /api/archive/{id}``, one archived ``Game``
+- ``archive_router``: ``GET /api/archive[?limit=&status=&player=]``, the archived games newest
+  first (``ArchivedGame``, at most ``MAX_LISTED``); ``GET /api/archive/{id}``, one archived
+  ``Game``; both read the archive's database by its indexes
 - ``games_router``: ``GET /api/games/{id}/replay``, a service game (in memory, else archived)
   ply by ply (``ReplayGame``), for the game page to step through
 - ``replay_router``: ``POST /api/replay`` ``{text, format, start?, count?}`` -> ``Replay``: a PGN
@@ -26,7 +27,7 @@ import chess.svg
 from fastapi import APIRouter, Depends, Query, Response
 from starlette.requests import HTTPConnection
 
-from chess_env.core.game import Game
+from chess_env.core.game import Game, GameStatus
 from chess_env.serving.service import ChessService
 from chess_env.serving.viewer.archive import MAX_LISTED, GameArchive
 from chess_env.serving.viewer.bodies import ArchivedGame, Replay, ReplayGame, ReplayRequest
@@ -46,6 +47,7 @@ __all__ = [
     "replay_router",
 ]
 
+MAX_PLAYER_FILTER = 200  # characters: a player spec is at most this long (service bodies)
 NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorResponse, "description": "No such game (SESSION_ERROR)"}
 }
@@ -87,10 +89,22 @@ def list_archive(
     limit: Annotated[
         int, Query(ge=1, le=MAX_LISTED, description="The newest games listed at most")
     ] = MAX_LISTED,
+    status: Annotated[
+        GameStatus | None, Query(description="Only the games with this status")
+    ] = None,
+    player: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=MAX_PLAYER_FILTER,
+            description='Only the games with this model or player spec on either side ("remote": '
+            "a client's seat)",
+        ),
+    ] = None,
 ) -> list[ArchivedGame]:
-    """The last ``limit`` games appended to the archive's ``games.jsonl`` (finished, evicted or
-    left unfinished at shutdown), newest first; empty when the server keeps no archive."""
-    return viewer.archive.latest(limit)
+    """The last ``limit`` games archived (finished, evicted, or left unfinished at shutdown),
+    newest first, each once as archived last; empty when the server keeps no archive."""
+    return viewer.archive.latest(limit, status=status, player=player)
 
 
 @archive_router.get(

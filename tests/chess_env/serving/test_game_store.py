@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import random
+import sqlite3
 import sys
 import threading
 from collections.abc import Callable
@@ -22,15 +23,18 @@ from chess_env.core.game import AgentConfig, Game, validate_game_state
 from chess_env.errors import GameOverError, IllegalActionError
 from chess_env.serving import game_store
 from chess_env.serving.game_store import (
+    MAX_RETRY_AFTER,
     ArchiveError,
+    GamesFullError,
     SessionNotFoundError,
     StateManager,
     UnknownGameError,
     UnwritableArchiveError,
 )
+from chess_env.serving.viewer.archive import GameArchive
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
-from archive_faults import Faults, faulty_archive
+from archive_faults import DISK_FULL, Faults, faulty_archive
 
 AGENT = {"personality": "balanced", "model_name": "m", "system_prompt": "Play well."}
 WHITE = AgentConfig(agent_id="white", name="White", **AGENT)
@@ -78,34 +82,57 @@ def archived(directory: Path) -> tuple[list[Game], list[chess.pgn.Game]]:
 # -- capacity ------------------------------------------------------------------------------------
 
 
-def test_eviction_takes_finished_games_first_then_the_least_recently_updated(
+def test_a_flood_of_new_games_never_evicts_a_live_game(clock: FakeClock, tmp_path: Path) -> None:
+    """One client creates games as fast as it can while another plays: when every place holds
+    a live game the newcomer is refused, and the player's game stays, unarchived."""
+    manager = StateManager(max_games=3, idle_timeout=60, archive_dir=tmp_path, clock=clock)
+    victim = create(manager, clock)
+    manager.apply_move(victim, "e4")
+    flood = [create(manager, clock), create(manager, clock)]
+    with pytest.raises(GamesFullError) as refused:
+        create(manager, clock)
+    assert ids(manager) == [victim, *flood]
+    assert manager.apply_move(victim, "e5").move_history[-1].uci_notation == "e7e5"
+    assert not (tmp_path / "games.jsonl").exists()  # nothing left memory unfinished
+    # The victim, updated at 10:00:01, goes idle after 10:01:01; the refusal came at 10:00:04.
+    assert refused.value.retry_after == 58
+    assert str(refused.value) == (
+        "all 3 games in memory are live (unfinished, not aborted, not idle): none leaves to "
+        "make room for a new game; try again in 58 s"
+    )
+
+
+def test_finished_and_aborted_games_make_room_least_recently_updated_first(
     clock: FakeClock, tmp_path: Path
 ) -> None:
     manager = StateManager(max_games=3, archive_dir=tmp_path, clock=clock)
     first, second, third = (create(manager, clock) for _ in range(3))
     clock.advance(1)
-    manager.resign(third, "white")  # the newest change, but finished
+    manager.resign(third, "white")  # archived as it ends
     clock.advance(1)
-    manager.apply_move(first, "e4")  # now second is the least recently updated
-    fourth = create(manager, clock)
-    assert ids(manager) == [first, second, fourth]
+    manager.mark_aborted(first)  # nobody moves in it again: it may leave, archived unfinished
+    clock.advance(1)
+    manager.resign(second, "black")
+    fourth = create(manager, clock)  # first, the least recently updated that may leave
+    assert ids(manager) == [second, third, fourth]
     fifth = create(manager, clock)
-    assert ids(manager) == [first, fourth, fifth]
-    clock.advance(1)
-    manager.resign(fourth, "black")
-    clock.advance(1)
-    manager.resign(fifth, "black")
-    sixth = create(manager, clock)  # two finished games: the older one goes
-    assert ids(manager) == [first, fifth, sixth]
+    assert ids(manager) == [second, fourth, fifth]  # third, updated before second
+    sixth = create(manager, clock)
+    assert ids(manager) == [fourth, fifth, sixth]
+    with pytest.raises(GamesFullError):
+        create(manager, clock)  # three live games
     games, pgns = archived(tmp_path)
-    assert [game.game_id for game in games] == [third, second, fourth, fifth]
-    assert [pgn.headers["GameId"] for pgn in pgns] == [third, second, fourth, fifth]
-    assert [game.status for game in games] == ["resigned", "in_progress", "resigned", "resigned"]
+    assert [game.game_id for game in games] == [third, second, first]  # as each was archived
+    assert [pgn.headers["GameId"] for pgn in pgns] == [third, second, first]
+    assert [game.status for game in games] == ["resigned", "resigned", "in_progress"]
 
 
 def test_max_games_is_configurable(clock: FakeClock) -> None:
     manager = StateManager(max_games=1, clock=clock)
     first = create(manager, clock)
+    with pytest.raises(GamesFullError):
+        create(manager, clock)
+    manager.resign(first, "white")
     second = create(manager, clock)
     assert ids(manager) == [second]
     with pytest.raises(UnknownGameError):
@@ -113,11 +140,33 @@ def test_max_games_is_configurable(clock: FakeClock) -> None:
     manager = StateManager(clock=clock)
     for _ in range(100):
         create(manager, clock)
+    with pytest.raises(GamesFullError):
+        create(manager, clock)
     oldest = manager.list_games()[0].game_id
+    manager.resign(oldest, "black")
     create(manager, clock)
     assert len(manager.list_games()) == 100 and oldest not in ids(manager)
     with pytest.raises(ValueError, match="max_games must be at least 1, got 0"):
         StateManager(max_games=0)
+
+
+def test_retry_after_counts_down_to_the_oldest_live_game_going_idle(clock: FakeClock) -> None:
+    manager = StateManager(max_games=2, idle_timeout=timedelta(minutes=10), clock=clock)
+    oldest, newest = create(manager, clock), create(manager, clock)  # at 1 s and 2 s
+
+    def retry_after(at: float) -> int:
+        """The refusal's retry_after ``at`` seconds after oldest was created."""
+        clock.now = manager.get_game(oldest).started_at + timedelta(seconds=at)
+        with pytest.raises(GamesFullError) as refused:
+            manager.create_game(WHITE, BLACK)
+        return refused.value.retry_after
+
+    assert retry_after(1) == MAX_RETRY_AFTER  # 599 s away: a game may end sooner
+    assert retry_after(569.5) == 31  # whole seconds, past the moment it goes idle
+    assert retry_after(600) == 1  # idle exactly as long as the timeout: not longer
+    clock.advance(0.5)
+    third = manager.create_game(WHITE, BLACK).game_id  # oldest is idle: cleaned up
+    assert ids(manager) == [newest, third]
 
 
 def test_a_bad_fen_evicts_nothing(clock: FakeClock) -> None:
@@ -279,7 +328,8 @@ def test_the_archive_holds_exactly_the_finished_and_evicted_games(
         assert [game.game_id for game in archived(directory)[0]] == [mate]  # at once
         evicted_later = create(manager, clock)  # evicts mate: already archived, not again
         assert [game.game_id for game in archived(directory)[0]] == [mate]
-        untouched = create(manager, clock)  # evicts playing, unfinished
+        manager.mark_aborted(playing)
+        untouched = create(manager, clock)  # evicts playing, aborted unfinished
     with pytest.raises(RuntimeError, match="closed"):
         manager.get_game(untouched)
     games, pgns = archived(directory)
@@ -331,31 +381,45 @@ def faults(monkeypatch: pytest.MonkeyPatch) -> Faults:
     return faulty_archive(monkeypatch)
 
 
-@pytest.mark.parametrize(
-    "unusable",
-    ["file/sub", "file", "games_jsonl_is_a_dir"],
-    ids=["under a file", "a file", "its games.jsonl a directory"],
-)
+UNUSABLE = {
+    "file/sub": "Not a directory",
+    "file": "File exists",
+    "jsonl_a_dir": "Is a directory",
+    "database_a_dir": "unable to open database file",
+    "not_a_database": "file is not a database",
+    "newer_database": (
+        "games.sqlite3 is at schema version 2; this version of polyarena reads version 1"
+    ),
+}
+
+
+@pytest.mark.parametrize("unusable", list(UNUSABLE))
 def test_an_archive_dir_that_cannot_be_written_is_refused_at_once(
     tmp_path: Path, unusable: str
 ) -> None:
     """Root may write anywhere, so these directories are unusable whoever asks."""
     (tmp_path / "file").write_text("")
-    (tmp_path / "games_jsonl_is_a_dir" / "games.jsonl").mkdir(parents=True)
+    (tmp_path / "jsonl_a_dir" / "games.jsonl").mkdir(parents=True)
+    (tmp_path / "database_a_dir" / "games.sqlite3").mkdir(parents=True)
+    (tmp_path / "not_a_database").mkdir()
+    (tmp_path / "not_a_database" / "games.sqlite3").write_text("{}\n" * 100)
+    (tmp_path / "newer_database").mkdir()
+    with sqlite3.connect(tmp_path / "newer_database" / "games.sqlite3") as newer:
+        newer.execute("PRAGMA user_version = 2")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     directory = tmp_path / unusable
     with pytest.raises(UnwritableArchiveError) as refused:
         StateManager(archive_dir=directory)
     message = str(refused.value)
-    assert message.startswith(f"archive directory {directory} cannot be written: ")
-    assert refused.value.reason in message and "\n" not in message
+    assert message == f"archive directory {directory} cannot be written: {UNUSABLE[unusable]}"
+    assert refused.value.reason == UNUSABLE[unusable]
     assert isinstance(refused.value, ValueError) and isinstance(refused.value, ArchiveError)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "games_jsonl_is_a_dir"]
-    assert [p.name for p in (tmp_path / "games_jsonl_is_a_dir").iterdir()] == ["games.jsonl"]
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
 
 
 def test_the_start_check_leaves_no_probe_behind(tmp_path: Path) -> None:
     StateManager(archive_dir=tmp_path / "new" / "archive").close()
-    assert list((tmp_path / "new" / "archive").iterdir()) == []
+    assert [p.name for p in (tmp_path / "new" / "archive").iterdir()] == ["games.sqlite3"]
 
 
 def test_a_half_written_record_is_finished_and_never_written_twice(
@@ -374,8 +438,10 @@ def test_a_half_written_record_is_finished_and_never_written_twice(
     third = create(manager, clock)  # the PGN follows; the finished game leaves
     assert ids(manager) == [playing, third] and manager.unarchived == ()
     faults.failing = {"games.pgn"}
-    fourth = create(manager, clock)  # playing leaves: its line written, its PGN waits
+    manager.mark_aborted(playing)
+    fourth = create(manager, clock)  # playing leaves: its row and line written, its PGN waits
     assert ids(manager) == [third, fourth] and manager.unarchived == (playing,)
+    manager.mark_aborted(third)
     with pytest.raises(ArchiveError):
         create(manager, clock)  # third cannot begin its record while playing's PGN waits
     assert ids(manager) == [third, fourth] and manager.unarchived == (playing,)
@@ -387,21 +453,28 @@ def test_a_half_written_record_is_finished_and_never_written_twice(
 
 
 def test_an_unfinished_game_that_could_not_leave_plays_on_and_leaves_with_its_moves(
-    clock: FakeClock, tmp_path: Path, faults: Faults
+    clock: FakeClock, tmp_path: Path, faults: Faults, caplog: pytest.LogCaptureFixture
 ) -> None:
-    manager = StateManager(max_games=1, archive_dir=tmp_path, clock=clock)
+    manager = StateManager(idle_timeout=60, archive_dir=tmp_path, clock=clock)
     playing = create(manager, clock)
-    faults.failing = {"games.jsonl", "games.pgn"}
-    with pytest.raises(ArchiveError):
-        create(manager, clock)
-    assert manager.unarchived == ()  # its record is withdrawn: a later one replaces it
-    manager.apply_move(playing, "e4")
+    clock.advance(61)
+    faults.failing = {"games.sqlite3"}  # the database takes nothing: the record is not begun
+    with pytest.raises(ArchiveError, match=DISK_FULL):
+        manager.cleanup_idle()
+    assert ids(manager) == [playing] and manager.unarchived == ()  # its record is withdrawn
+    with caplog.at_level(logging.WARNING, "chess_env.serving.game_store"):
+        manager.apply_move(playing, "e4")  # it plays on; the database misses its moves
+        manager.apply_move(playing, "e5")
+    (warning,) = caplog.records  # once, not per move
+    assert f"could not write game {playing} to " in warning.getMessage()
     faults.failing = set()
-    create(manager, clock)
+    clock.advance(61)
+    assert manager.cleanup_idle() == [playing]  # leaves, written whole, with its moves
     manager.close()
-    (game, *_), (pgn, *_) = archived(tmp_path)
-    assert game.game_id == playing and len(game.move_history) == 1
-    assert len(archived(tmp_path)[0]) == 2 and pgn.headers["GameId"] == playing
+    (game,), (pgn,) = archived(tmp_path)
+    assert game.game_id == playing and len(game.move_history) == 2
+    assert pgn.headers["GameId"] == playing
+    assert GameArchive(tmp_path).find(playing) == game
 
 
 def test_idle_cleanup_retries_the_waiting_records(

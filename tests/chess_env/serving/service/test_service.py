@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from chess_env.core import opponents
 from chess_env.core.game import Game
 from chess_env.core.opponents import RandomOpponent
 from chess_env.errors import StockfishNotFoundError
+from chess_env.serving.game_store import StateManager
 from chess_env.serving.service import create_chess_service_app
 
 sys.path.insert(0, str(Path(__file__).parents[3] / "support"))
@@ -349,14 +351,17 @@ def test_games_are_archived_on_shutdown(tmp_path: Path) -> None:
     assert game_id in (tmp_path / "games.pgn").read_text()
 
 
-def test_eviction_drops_the_oldest_game_and_archives_it(tmp_path: Path) -> None:
+def test_eviction_drops_the_least_recently_updated_finished_game(tmp_path: Path) -> None:
     app = create_chess_service_app(archive_dir=tmp_path, max_games=2, listing="all")
     with TestClient(app) as client:
-        first, second, third = (create(client, REMOTE, RANDOM)["game_id"] for _ in range(3))
-        assert [g["game_id"] for g in client.get("/games").json()] == [second, third]
-        assert client.get(f"/games/{first}").status_code == 404
-        assert archived_ids(tmp_path) == [first]
-        assert first not in app.state.chess_service._seats  # its agents are released
+        first, second = (create(client, REMOTE, RANDOM)["game_id"] for _ in range(2))
+        resign(client, second, "white")  # archived as it ends
+        resign(client, first, "white")
+        third = create(client, REMOTE, RANDOM)["game_id"]
+        assert [g["game_id"] for g in client.get("/games").json()] == [first, third]
+        assert client.get(f"/games/{second}").status_code == 404
+        assert archived_ids(tmp_path) == [second, first]  # each once, as it ended
+        assert second not in app.state.chess_service._seats  # its agents are released
 
 
 def test_eviction_prefers_finished_games(tmp_path: Path) -> None:
@@ -373,10 +378,13 @@ def test_eviction_prefers_finished_games(tmp_path: Path) -> None:
 
 
 def test_spectators_of_an_evicted_game_are_told(tmp_path: Path) -> None:
-    with TestClient(create_chess_service_app(max_games=1)) as client:
+    now = [datetime(2025, 10, 25, tzinfo=timezone.utc)]
+    games = StateManager(max_games=1, idle_timeout=60, clock=lambda: now[0])
+    with TestClient(create_chess_service_app(games)) as client:
         first = create(client, REMOTE, RANDOM)["game_id"]
         with client.websocket_connect(f"/games/{first}/events") as ws:
             assert receive_game(ws).game_id == first
+            now[0] += timedelta(seconds=61)  # idle: the new game takes its place
             create(client, REMOTE, RANDOM)
             with pytest.raises(WebSocketDisconnect) as closed:
                 ws.receive_json()

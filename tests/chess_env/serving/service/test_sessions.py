@@ -24,6 +24,7 @@ from chess_env.serving.service import ChessService, create_chess_service_app
 from chess_env.serving.service.frames import HISTORY_PAGE
 
 sys.path.insert(0, str(Path(__file__).parents[3] / "support"))
+from archive_faults import faulty_archive
 from registered_player import registered
 from service_seats import create as create_game
 from service_seats import move, resign
@@ -146,6 +147,7 @@ def test_moves_are_activity_and_the_end_makes_the_session_inactive() -> None:
 def test_the_session_leaves_memory_with_its_game() -> None:
     with TestClient(create_chess_service_app(max_games=1)) as client:
         first = create(client, REMOTE, REMOTE)
+        resign(client, first, "white")  # finished: the next game takes its place
         create(client, REMOTE, REMOTE)
         response = client.get(f"/games/{first}/session")
         assert response.status_code == 404 and response.json()["reason"] == "unknown_game"
@@ -211,19 +213,20 @@ def test_cleanup_interval_must_be_positive() -> None:
 
 
 def test_a_failing_sweep_is_logged_and_the_next_one_runs(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clock = FakeClock()
     manager = StateManager(idle_timeout=60, archive_dir=tmp_path, clock=clock)
     app = create_chess_service_app(manager, cleanup_interval=0.01)
+    faults = faulty_archive(monkeypatch)
     with TestClient(app) as client:
         game_id = create(client, REMOTE, REMOTE)
         move(client, game_id, "e4", color="white")
-        (tmp_path / "games.jsonl").mkdir()  # archiving fails: the game cannot leave memory
+        faults.failing = {"games.sqlite3"}  # archiving fails: the game cannot leave memory
         clock.advance(61)
         eventually(lambda: "cleaning up idle games failed" in caplog.text, "a logged failure")
         assert client.get(f"/games/{game_id}").status_code == 200
-        (tmp_path / "games.jsonl").rmdir()
+        faults.failing = set()
         eventually(lambda: client.get(f"/games/{game_id}").status_code == 404, "a later sweep")
     archived = Game.model_validate_json((tmp_path / "games.jsonl").read_text())
     assert archived.game_id == game_id and len(archived.move_history) == 1

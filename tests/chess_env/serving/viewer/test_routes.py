@@ -340,7 +340,8 @@ def test_a_service_game_replays_from_memory_while_live_then_from_the_archive(
         ucis = [ply["uci"] for ply in live["plies"]]
         assert ucis[0] == "d2d4" and len(ucis) == 2  # greedy answered
         assert [p["fen_after"] for p in live["plies"]] == fens_after(chess.STARTING_FEN, ucis)
-        create(client, REMOTE, REMOTE, prefix="/service")  # room for it: the first is archived
+        resign(client, game_id, "white", prefix="/service")  # finished, archived
+        create(client, REMOTE, REMOTE, prefix="/service")  # room for it: the first leaves
         archived = client.get(f"/viewer/api/games/{game_id}/replay").json()
         assert archived["status"] is None and archived["plies"] == live["plies"]
         unknown = client.get("/viewer/api/games/nobody/replay")
