@@ -29,6 +29,7 @@ from envkit.server.errors import (
     error_headers,
     error_payload,
 )
+from envkit.server.headers import API_HEADERS, ReplyHeaders
 from envkit.server.http_limits import HEADER_TIMEOUT_S, MAX_HEADER_BYTES, HeaderLimitedProtocol
 from envkit.server.limits import MAX_BODY_BYTES, MAX_MESSAGE_BYTES, BodySizeLimit, Limits
 from envkit.server.origins import JsonBodies, OriginCheck, check_origins
@@ -142,6 +143,7 @@ def create_app(
     if rate_limit is not None:  # outermost: floods, and token guessing, are cut off first
         app.add_middleware(RateLimit, limiter=RateLimiter(rate_limit, clock=clock))
     app.add_middleware(ClientAddress)
+    app.add_middleware(ReplyHeaders)  # on every reply, refusals too
     if forwarded_allow_ips:  # outside the rest, which then see the client the proxy names
         hosts = forwarded_allow_ips
         if not isinstance(hosts, str):  # uvicorn takes a str or a list
@@ -211,7 +213,7 @@ async def _http_error_response(request: Request, error: Exception) -> Response:
 async def _unexpected_error_response(request: Request, error: Exception) -> JSONResponse:
     """A bug: 500 EXECUTION_ERROR, without its text (uvicorn logs the traceback)."""
     body = {"detail": "internal server error", "code": ErrorCode.EXECUTION_ERROR.value}
-    return JSONResponse(body, status_code=500)
+    return JSONResponse(body, status_code=500, headers=API_HEADERS)  # sent outside ReplyHeaders
 
 
 def make_server(

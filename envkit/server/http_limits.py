@@ -2,7 +2,8 @@
 
 - ``HeaderLimitedProtocol``: uvicorn's ``HttpToolsProtocol`` (what its ``auto`` choice takes when
   httptools is installed, as the ``server`` extra has it) with two limits added:
-  a request line and headers over ``max_header_bytes`` get 431 and the connection is closed, and
+  a request line and headers over ``max_header_bytes`` get 431 (with the headers of
+  ``envkit.server.headers.API_HEADERS``, as every reply) and the connection is closed, and
   a connection that has not sent a whole request line and headers within ``header_timeout``
   seconds of opening (or, on a kept-alive connection, of the next request's first byte) is
   closed without a reply. ``make_server`` serves with it.
@@ -26,6 +27,7 @@ from typing import Any, ClassVar
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from envkit.server.errors import ErrorCode
+from envkit.server.headers import API_HEADERS
 
 __all__ = ["HEADER_TIMEOUT_S", "MAX_HEADER_BYTES", "HeaderLimitedProtocol"]
 
@@ -109,6 +111,10 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
             STATUS_LINE[431],
             b"content-type: application/json\r\n",
             b"content-length: %d\r\n" % len(body),
+            *(
+                b"%s: %s\r\n" % (name.encode(), value.encode())
+                for name, value in API_HEADERS.items()
+            ),
             b"connection: close\r\n\r\n",
         ]
         self.transport.write(b"".join([*head, body]))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from websockets.frames import Frame, Opcode
 
@@ -217,3 +218,163 @@ def test_agent_settings_are_finite_from_python_too() -> None:
                 system_prompt="",
                 timeout_seconds=number,
             )
+
+
+# -- replies: relative redirects, nosniff and a Content-Security-Policy ------------------------
+
+EVIL = {"Host": "evil.example"}
+API_POLICY = "default-src 'none'; frame-ancestors 'none'"
+
+
+def every_server() -> list[tuple[str, FastAPI]]:
+    from multiagent.server import create_world_app
+
+    return [
+        ("chess", create_chess_app()),
+        ("chess --service", create_chess_app(service=True, listing="all")),
+        ("multiagent", create_world_app("forage")),
+    ]
+
+
+@pytest.fixture(scope="module", params=every_server(), ids=lambda named: named[0])
+def server(request: pytest.FixtureRequest) -> TestClient:
+    return TestClient(request.param[1], raise_server_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def served_game(chess_service: TestClient) -> str:
+    game = {"white": {"player": "remote", "name": "Me"}, "black": {"player": "random", "name": "R"}}
+    created = chess_service.post("/service/games", json=game)
+    assert created.status_code == 201, created.text
+    return str(created.json()["game"]["game_id"])
+
+
+def redirect(client: TestClient, path: str) -> str:
+    """Where a request for ``path``, sent to the server under another host's name, goes."""
+    reply = client.get(path, headers=EVIL, follow_redirects=False)
+    assert reply.status_code in (301, 302, 303, 307, 308), (path, reply.status_code)
+    return reply.headers["location"]
+
+
+def test_slash_redirects_are_relative_whatever_the_host(server: TestClient) -> None:
+    assert redirect(server, "/health/") == "/health"
+    assert redirect(server, "/metadata/?x=1") == "/metadata?x=1"
+
+
+def test_the_viewer_and_service_redirects_are_relative(chess_service: TestClient) -> None:
+    assert redirect(chess_service, "/viewer") == "/viewer/"
+    assert redirect(chess_service, "/service/games/") == "/service/games"
+
+
+def test_api_replies_say_nosniff_and_allow_nothing(server: TestClient) -> None:
+    replies = [
+        server.get("/health"),
+        server.get("/metadata", headers=EVIL),
+        server.get("/nowhere"),  # 404
+        server.delete("/health"),  # 405
+        server.post("/reset", content=b"x", headers={"Content-Type": "text/plain"}),  # 415
+        server.post("/reset", content=b"{" * 70_000, headers=JSON),  # 413
+        server.get("/health/", follow_redirects=False),  # 307
+        server.get("/openapi.json"),
+    ]
+    for reply in replies:
+        assert reply.headers["x-content-type-options"] == "nosniff", reply.request.url
+        assert reply.headers["content-security-policy"] == API_POLICY, reply.request.url
+
+
+def test_the_service_s_replies_and_pgn_have_the_api_policy(
+    chess_service: TestClient, served_game: str
+) -> None:
+    for path in ("/service/games", f"/service/games/{served_game}", "/service/openapi.json"):
+        reply = chess_service.get(path)
+        assert reply.status_code == 200, (path, reply.text)
+        assert reply.headers["x-content-type-options"] == "nosniff", path
+        assert reply.headers["content-security-policy"] == API_POLICY, path
+    pgn = chess_service.get(f"/service/games/{served_game}/pgn")
+    assert pgn.status_code == 200 and pgn.text.startswith("[Event ")
+    assert pgn.headers["x-content-type-options"] == "nosniff"
+    assert pgn.headers["content-security-policy"] == API_POLICY
+
+
+def test_the_viewer_keeps_its_own_policy(chess_service: TestClient) -> None:
+    from chess_env.serving.viewer.security import content_security_policy
+
+    for path in ("/viewer/", "/viewer/index.js", "/viewer/api/archive"):
+        reply = chess_service.get(path)
+        assert reply.status_code == 200, (path, reply.text)
+        assert reply.headers["content-security-policy"] == content_security_policy("testserver")
+        assert reply.headers["x-content-type-options"] == "nosniff"
+
+
+def csp_allows(policy: str, directive: str, source: str) -> bool:
+    """Whether ``policy`` lets a page load ``source`` (a URL, or ``'sha256-...'`` for an
+    inline script) under ``directive``: an exact match, a path prefix ending in ``/``, or a
+    host source; ``default-src`` when the directive is absent."""
+    directives = dict(
+        (name, values) for name, *values in (part.split() for part in policy.split(";"))
+    )
+    allowed = directives.get(directive, directives.get("default-src", []))
+    return any(
+        source == expression
+        or (expression.endswith("/") and source.startswith(expression))
+        or ("/" not in expression.split("://", 1)[-1] and source.startswith(expression + "/"))
+        for expression in allowed
+    )
+
+
+@pytest.mark.parametrize("docs", ["/docs", "/service/docs", "/docs/oauth2-redirect", "/redoc"])
+def test_the_docs_pages_may_load_what_they_need_and_nothing_else(
+    chess_service: TestClient, docs: str
+) -> None:
+    import base64
+    import hashlib
+    import re
+
+    reply = chess_service.get(docs)
+    assert reply.status_code == 200
+    policy = reply.headers["content-security-policy"]
+    assert reply.headers["x-content-type-options"] == "nosniff"
+    page = reply.text
+    for src in re.findall(r'<script src="([^"]+)"', page):
+        assert csp_allows(policy, "script-src", src), src
+    for inline in re.findall(r"<script>(.*?)</script>", page, re.DOTALL):
+        digest = base64.b64encode(hashlib.sha256(inline.encode()).digest()).decode()
+        assert csp_allows(policy, "script-src", f"'sha256-{digest}'")
+    for href in re.findall(r'<link[^>]*rel="stylesheet"[^>]*href="([^"]+)"', page):
+        assert csp_allows(policy, "style-src", href), href
+    for href in re.findall(r'<link[^>]*type="text/css"[^>]*href="([^"]+)"', page):
+        assert csp_allows(policy, "style-src", href), href
+    assert csp_allows(policy, "connect-src", "'self'")  # the OpenAPI document
+    assert "frame-ancestors 'none'" in policy
+    assert not csp_allows(policy, "script-src", "https://cdn.jsdelivr.net/npm/evil/x.js")
+    assert not csp_allows(policy, "script-src", "'unsafe-inline'")
+
+
+def test_a_bug_s_500_and_an_oversized_header_s_431_carry_the_headers_too() -> None:
+    from chess_env.serving.app import ChessAdapter
+    from envkit.server import create_app
+
+    class Broken(ChessAdapter):
+        def state(self) -> dict[str, object]:
+            raise RuntimeError("a bug")
+
+    client = TestClient(create_app(Broken), raise_server_exceptions=False)
+    session = client.post("/reset", json={}).json()["session_id"]
+    reply = client.get("/state", params={"session_id": session})
+    assert reply.status_code == 500
+    assert reply.headers["x-content-type-options"] == "nosniff"
+    assert reply.headers["content-security-policy"] == API_POLICY
+    with live_address(create_chess_app()) as address:
+        host, port = address.split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 100_000)
+            head = sock.recv(65536).split(b"\r\n\r\n")[0].lower()
+    assert head.startswith(b"http/1.1 431 ")
+    assert b"\r\nx-content-type-options: nosniff" in head
+    assert b"\r\ncontent-security-policy: " + API_POLICY.encode() in head
+
+
+def test_a_live_server_redirects_relatively() -> None:
+    with live_address(create_chess_app(service=True)) as address:
+        reply = httpx.get(f"http://{address}/viewer", headers=EVIL)
+    assert reply.status_code == 307 and reply.headers["location"] == "/viewer/"
