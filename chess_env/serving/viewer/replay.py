@@ -7,13 +7,25 @@
 - ``split_comment(text)``: a PGN comment without its commands, and the refused answers it names
 - ``ReplayInputError``: a file that cannot be replayed; its message names the game, the line of
   the file where that game starts and the ply, and ``reason`` says what kind of fault it is:
-  "not_pgn", "invalid_pgn" (e.g. a bad FEN tag), "illegal_move", "not_json", "unknown_record" or
-  "invalid_record"
+  "not_pgn", "invalid_pgn" (e.g. a bad FEN tag), "illegal_move", "not_json" (also JSON nested
+  too deeply to read), "unknown_record", "invalid_record", "too_many_plies" (a game longer than
+  ``MAX_REPLAY_PLIES``) or "too_many_games" (a file of more than ``MAX_REPLAY_FILE_GAMES``)
 
 Every position comes from python-chess (moves pushed on a ``chess.Board``, ``Board.fen()``), so
-the page that shows them needs no rules of its own. Games outside the window asked for are
-counted, not read (``chess.pgn.skip_game``, or a line count), so a large file costs little more
-than its window.
+the page that shows them needs no rules of its own. What a reply costs is linear in what it
+replays, and bounded:
+
+- Games outside the window asked for are counted, not read (``chess.pgn.skip_game``, or a line
+  count), so a large file costs little more than its window; counting still costs per game, so a
+  file holds at most ``MAX_REPLAY_FILE_GAMES`` (100,000).
+- A game is read up to ``MAX_REPLAY_PLIES`` (1,000) plies: reading stops at the next one and
+  the file is refused, naming the game. JSON lines have their moves counted before they are
+  validated.
+- A reply replays games until they hold ``MAX_REPLAY_WINDOW_PLIES`` (5,000) plies, so it may
+  hold fewer games than asked for; the next window starts at ``start + len(games)``.
+- PGN variations are skipped unread: the viewer shows the main line, and python-chess copies
+  the board with its whole move stack for each variation it reads, so nested variations would
+  cost the square of their depth.
 
 Example:
     >>> replay = replay_file('[White "Ann"]\\n\\n1. e4 { [%eval 0.3] [%emt 0:00:02] sure } e5 *',
@@ -30,6 +42,7 @@ import io
 import json
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import chess
@@ -51,6 +64,9 @@ from envkit.server.errors import describe_errors
 
 __all__ = [
     "MATE_CP",
+    "MAX_REPLAY_FILE_GAMES",
+    "MAX_REPLAY_PLIES",
+    "MAX_REPLAY_WINDOW_PLIES",
     "ReplayInputError",
     "replay_arena_game",
     "replay_file",
@@ -60,6 +76,9 @@ __all__ = [
 ]
 
 MATE_CP = 10_000  # a forced mate's evaluation, from White's side
+MAX_REPLAY_PLIES = 1_000  # plies of one game (the longest tournament game had 538)
+MAX_REPLAY_WINDOW_PLIES = 5_000  # plies replayed in one reply: it ends with the game reaching it
+MAX_REPLAY_FILE_GAMES = 100_000  # games in a file: counting those outside the window costs too
 _COMMAND = re.compile(r"\[%\w+[^\]]*\]")  # [%eval ...], [%emt ...], [%clk ...], [%cal ...]
 _REFUSED = re.compile(r"^refused: ([a-z_]+(?:, [a-z_]+)*)$")  # as chess_env.arena writes it
 _NOT_SPACE = re.compile(r"\S")
@@ -75,12 +94,61 @@ _Read = Callable[[], ReplayGame]  # a game's replay, made only if the window hol
 _MOVE_ERRORS = (chess.IllegalMoveError, chess.InvalidMoveError, chess.AmbiguousMoveError)
 
 
-class _QuietBuilder(chess.pgn.GameBuilder):
-    """python-chess's game builder without its log line per error: a user's bad file is their
-    422, not the server's log."""
+class _PlyCapError(Exception):
+    """A game's reading passed its ply cap (raised out of ``chess.pgn.read_game`` to stop it)."""
+
+
+class _MainLineBuilder(chess.pgn.GameBuilder):
+    """python-chess's game builder as the viewer needs it: the main line only (variations are
+    skipped unread), no more than ``max_plies`` plies (``_PlyCapError`` at the next one), up to
+    its first error, and no log line per error (a user's bad file is their 422, not the
+    server's log)."""
+
+    def __init__(self, max_plies: int) -> None:
+        super().__init__()
+        self.max_plies = max_plies
+        self.plies = 0
+
+    def begin_game(self) -> None:
+        super().begin_game()
+        self.plies = 0
+
+    # GameBuilder narrowed BaseVisitor's return (SKIP or None) to None: it reads every variation.
+    def begin_variation(self) -> chess.pgn.SkipType:  # type: ignore[override]
+        """Skip it; a comment after it stays the previous move's, as when it was read."""
+        return chess.pgn.SKIP
+
+    def end_variation(self) -> None:
+        """Nothing to leave: no variation is entered. (python-chess also calls this for a ")"
+        after an illegal move, where GameBuilder would pop the main line itself.)"""
+
+    def begin_parse_san(self, board: chess.Board, san: str) -> chess.pgn.SkipType | None:
+        """After an error, which refuses the game, its moves are left unparsed (python-chess
+        would go on with the main line after the next ")")."""
+        return chess.pgn.SKIP if self.game.errors else None
+
+    def visit_move(self, board: chess.Board, move: chess.Move) -> None:
+        if self.plies == self.max_plies:
+            raise _PlyCapError
+        self.plies += 1
+        super().visit_move(board, move)
 
     def handle_error(self, error: Exception) -> None:
         self.game.errors.append(error)
+
+
+@dataclass
+class _Window:
+    """Which games a reply replays: from ``start`` to before ``stop``, while the games replayed
+    hold fewer than ``budget`` plies (``plies``, which the caller adds up)."""
+
+    start: int
+    stop: int
+    budget: int
+    plies: int = 0
+
+    def wants(self, index: int) -> bool:
+        return self.start <= index < self.stop and self.plies < self.budget
 
 
 class ReplayInputError(ValueError):
@@ -99,29 +167,60 @@ class ReplayInputError(ValueError):
 
 
 def replay_file(
-    text: str, format: ReplayFormat, start: int = 0, count: int = MAX_REPLAY_GAMES
+    text: str,
+    format: ReplayFormat,
+    start: int = 0,
+    count: int = MAX_REPLAY_GAMES,
+    *,
+    max_plies: int = MAX_REPLAY_PLIES,
+    max_window_plies: int = MAX_REPLAY_WINDOW_PLIES,
+    max_games: int = MAX_REPLAY_FILE_GAMES,
 ) -> Replay:
     """The games ``start`` to ``start + count`` of ``text`` (a PGN file or JSON lines), and how
-    many it holds; ``ReplayInputError`` for the first of those games that cannot be read."""
+    many it holds; ``ReplayInputError`` for the first of those games that cannot be read, or
+    is longer than ``max_plies``, or for a file of more than ``max_games`` games. The games
+    end early after the one that brings the plies replayed to ``max_window_plies``."""
     reader = _pgn_games if format == "pgn" else _jsonl_games
+    window = _Window(start, start + count, max_window_plies)
     games, total = [], 0
-    for index, read in reader(text, start, start + count):
+    for index, read in reader(text, window.wants, max_plies):
+        if index == max_games:
+            raise ReplayInputError(
+                "too_many_games",
+                f"the file holds more than {max_games} games; the viewer replays files of at "
+                f"most {max_games} games: split it",
+            )
         total = index + 1
         if read is not None:
             games.append(read())
+            window.plies += len(games[-1].plies)
     return Replay(format=format, total=total, start=start, games=games)
 
 
-def _pgn_games(text: str, start: int, stop: int) -> Iterator[tuple[int, _Read | None]]:
-    """Each game of a PGN text by index: a deferred replay for those in ``[start, stop)``, None
-    for the others (skipped without reading their moves)."""
+def _too_many_plies(where: str, max_plies: int) -> ReplayInputError:
+    return ReplayInputError(
+        "too_many_plies",
+        f"{where}: more than {max_plies} plies; the viewer replays games of at most "
+        f"{max_plies} plies",
+    )
+
+
+def _pgn_games(
+    text: str, wanted: Callable[[int], bool], max_plies: int
+) -> Iterator[tuple[int, _Read | None]]:
+    """Each game of a PGN text by index: a deferred replay for those ``wanted`` (asked just
+    before the game is read), None for the others (skipped without reading their moves)."""
     handle = io.StringIO(text)
+    builder = functools.partial(_MainLineBuilder, max_plies)
     line, position, index = 1, 0, 0
     while (begin := _NOT_SPACE.search(text, position)) is not None:
         line += text.count("\n", position, begin.start())
         handle.seek(begin.start())
-        if start <= index < stop:
-            game = chess.pgn.read_game(handle, Visitor=_QuietBuilder)
+        if wanted(index):
+            try:
+                game = chess.pgn.read_game(handle, Visitor=builder)
+            except _PlyCapError:
+                raise _too_many_plies(f"game {index + 1} (line {line})", max_plies) from None
             if game is None:
                 return
             yield index, functools.partial(replay_pgn_game, game, index, line)
@@ -133,13 +232,17 @@ def _pgn_games(text: str, start: int, stop: int) -> Iterator[tuple[int, _Read | 
         position, index = handle.tell(), index + 1
 
 
-def _jsonl_games(text: str, start: int, stop: int) -> Iterator[tuple[int, _Read | None]]:
-    """Each non-blank line of a JSON-lines text by index, as ``_pgn_games`` yields games."""
+def _jsonl_games(
+    text: str, wanted: Callable[[int], bool], max_plies: int
+) -> Iterator[tuple[int, _Read | None]]:
+    """Each non-blank line of a JSON-lines text by index, as ``_pgn_games`` yields games. Lines
+    end at "\n", "\r\n" or "\r", as JSON Lines says, and are cut one at a time: a list of every
+    line of a file of short ones would take many times its size."""
     index = 0
-    for number, content in enumerate(text.splitlines(), 1):
+    for number, content in enumerate(io.StringIO(text, newline=None), 1):
         if content.strip():
-            inside = start <= index < stop
-            yield index, functools.partial(_replay_line, content, index, number) if inside else None
+            read = functools.partial(_replay_line, content, index, number, max_plies)
+            yield index, read if wanted(index) else None
             index += 1
 
 
@@ -234,23 +337,30 @@ def split_comment(text: str) -> tuple[str, list[str]]:
     return "; ".join(kept), refused
 
 
-def _replay_line(content: str, index: int, line: int) -> ReplayGame:
-    """One JSON line: an arena game (``ArenaGame``) or an archived service game (``Game``)."""
+def _replay_line(content: str, index: int, line: int, max_plies: int) -> ReplayGame:
+    """One JSON line: an arena game (``ArenaGame``) or an archived service game (``Game``), its
+    moves counted before it is validated (a record of too many costs no more than its parse)."""
     where = f"game {index + 1} (line {line})"
     try:
         record = json.loads(content)
+    except RecursionError:  # json's parser recurses once per level of nesting
+        message = f"{where}: not JSON: its arrays and objects nest too deeply"
+        raise ReplayInputError("not_json", message) from None
     except ValueError as error:
         raise ReplayInputError("not_json", f"{where}: not JSON: {error}") from None
     if isinstance(record, dict) and "move_history" in record:
         kind: type[Game] | type[ArenaGame] = Game
+        moves: tuple[str, ...] = ("move_history",)
     elif isinstance(record, dict) and "opening_moves" in record:
-        kind = ArenaGame
+        kind, moves = ArenaGame, ("opening_moves", "moves")
     else:
         raise ReplayInputError(
             "unknown_record",
             f"{where}: neither an arena game (ArenaGame: opening_moves, moves) nor an archived "
             "game (Game: move_history)",
         )
+    if sum(len(listed) for key in moves if isinstance(listed := record.get(key), list)) > max_plies:
+        raise _too_many_plies(where, max_plies)
     try:
         parsed = kind.model_validate(record)
     except ValidationError as error:

@@ -162,17 +162,25 @@ replay_router = APIRouter(prefix="/api", tags=["Replays"])
     response_model=Replay,
     responses={
         413: {"model": ErrorResponse, "description": "The body is over the limit (6 MB)"},
-        422: {"model": ErrorResponse, "description": "A game that cannot be read, named"},
+        422: {
+            "model": ErrorResponse,
+            "description": "A game that cannot be read, or a file over the limits, named",
+        },
     },
     summary="A PGN file's or a games.jsonl's games, ply by ply",
 )
 def replay(request: ReplayRequest) -> Replay:
     """The games ``start`` to ``start + count`` of the file: per game its headers and start
-    position, per ply the position after it, SAN and UCI, the time taken ([%emt] or the
-    record), the comment without its commands, the evaluation from White's side ([%eval]) and
-    the answers refused before it. JSON lines may be arena games (``ArenaGame``) or the service
-    archive's (``Game``). A game that cannot be read is a 422 naming it, its line and the ply
-    (reasons: not_pgn, invalid_pgn, illegal_move, not_json, unknown_record, invalid_record)."""
+    position, per ply (of the main line: PGN variations are skipped) the position after it, SAN
+    and UCI, the time taken ([%emt] or the record), the comment without its commands, the
+    evaluation from White's side ([%eval]) and the answers refused before it. JSON lines may be
+    arena games (``ArenaGame``) or the service archive's (``Game``). The games end early, after
+    the one that brings the reply to 5,000 plies (``MAX_REPLAY_WINDOW_PLIES``): the next
+    window starts at ``start`` plus the games returned. A game that cannot be read is a 422
+    naming it, its line and the ply (reasons: not_pgn, invalid_pgn, illegal_move, not_json,
+    unknown_record, invalid_record), as are a game of more than 1,000 plies
+    (``MAX_REPLAY_PLIES``; too_many_plies) and a file of more than 100,000 games
+    (``MAX_REPLAY_FILE_GAMES``; too_many_games)."""
     try:
         return replay_file(request.text, request.format, request.start, request.count)
     except ReplayInputError as error:
