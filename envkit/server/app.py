@@ -19,6 +19,7 @@ from starlette.types import ASGIApp
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from envkit.server.access import BearerAuth, ClientAddress, RateLimit, RateLimiter
+from envkit.server.access_log import hide_queries
 from envkit.server.adapter import EnvAdapter
 from envkit.server.bodies import ErrorResponse
 from envkit.server.busy_poll import DEFAULT_BUSY_POLL_S, BusyPoll, check_window
@@ -234,6 +235,8 @@ def make_server(
       of opening, or of its next request's first byte, is closed
       (``envkit.server.http_limits``: uvicorn's own protocols cannot, see there). Passing
       ``http=`` in ``options`` replaces that protocol, and these limits with it.
+    - The access log prints paths without their query strings (``envkit.server.access_log``,
+      on uvicorn's loggers for the whole process): a session id in one is a capability.
     - uvicorn's proxy headers are off: by default it believes ``X-Forwarded-For`` from
       127.0.0.1, so any local client could pick the IP the rate limit counts.
       ``create_app(forwarded_allow_ips=...)`` names the proxies to believe.
@@ -267,4 +270,5 @@ def make_server(
             "ws": limit_pending_output(options.get("ws", "auto"), max_ws_pending_bytes),
         },
     )
+    hide_queries()
     return uvicorn.Server(config)
