@@ -1,7 +1,8 @@
 """What a replayed file may cost the server: deep nesting is a 422, never a 500; variations are
 skipped unread (the viewer shows the main line); a game longer than ``MAX_REPLAY_PLIES`` is
 refused as soon as its reading passes the cap; one reply replays about
-``MAX_REPLAY_WINDOW_PLIES`` plies, and a file holds at most ``MAX_REPLAY_FILE_GAMES`` games."""
+``MAX_REPLAY_WINDOW_PLIES`` plies, and a file holds at most ``MAX_REPLAY_FILE_GAMES`` games.
+JSON lines are cut one at a time, at the line ends JSON Lines knows."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import chess
 import pytest
 from fastapi.testclient import TestClient
 
+from chess_env.arena.results import ArenaGame, MoveRecord
 from chess_env.serving.app import create_chess_app
 from chess_env.serving.viewer.replay import (
     MAX_REPLAY_FILE_GAMES,
@@ -173,3 +176,19 @@ def test_replay_limits_are_stated_in_the_route_docs(client: TestClient) -> None:
     limits = (MAX_REPLAY_PLIES, MAX_REPLAY_WINDOW_PLIES, MAX_REPLAY_FILE_GAMES)
     for stated in ("too_many_plies", "too_many_games", *(f"{limit:,}" for limit in limits)):
         assert stated in description
+
+
+def test_a_json_line_is_cut_only_at_line_ends_not_inside_its_strings(client: TestClient) -> None:
+    # pydantic writes U+2028 as it is (JSON allows it in a string); str.splitlines cut there.
+    said = MoveRecord(uci="e7e5", san="e5", seconds=1.5, comment="first\u2028second")
+    record = ArenaGame(
+        game_id="g0", index=0, white="greedy", black="random", opening_id="e4",
+        opening_name="King's pawn", root_fen=chess.STARTING_FEN, opening_moves=["e2e4"],
+        seed=0, moves=[said], result="1/2-1/2", ending="max_plies", wall_seconds=2.0,
+    )  # fmt: skip
+    text = f"{record.model_dump_json()}\r\n\r\n{record.model_dump_json()}\n"
+    reply = post(client, text, "jsonl")
+    assert reply.status_code == 200, reply.text
+    games = reply.json()["games"]
+    assert [game["line"] for game in games] == [1, 3]
+    assert games[0]["plies"][1]["comment"] == "first\u2028second"
