@@ -11,7 +11,7 @@ import chess
 from pydantic import ValidationError
 
 from chess_env.core.game.records import (
-    _PLAYER_ENDINGS,
+    _OFF_BOARD_ENDINGS,
     _RESULT_OF_WINNER,
     Game,
     Move,
@@ -127,7 +127,7 @@ def _final_problems(game: Game, replay: ChessGame) -> list[str]:
     if recorded != reached:
         problems.append(f"board_state.fen is {recorded!r} but the moves reach {reached!r}")
     if replay.outcome is None:
-        if game.termination is not None and game.termination not in _PLAYER_ENDINGS:
+        if game.termination is not None and game.termination not in _OFF_BOARD_ENDINGS:
             problems.append(
                 f"termination is {game.termination!r} but the moves do not end the game"
             )

@@ -8,13 +8,18 @@
   ``with_move``, ``resign`` and ``timeout`` return the next ``Game``, so the history only grows,
   and a finished game takes nothing more (``GameOverError``). ``to_pgn`` exports it. A side
   whose agent fails (crashes, or answers an illegal move) resigns with termination
-  "agent_error": the spec's "in_progress -> resigned (agent error/timeout fallback)".
+  "agent_error": the spec's "in_progress -> resigned (agent error/timeout fallback)". A game
+  created with ``max_plies`` is a draw (termination "max_plies") on the ply that reaches it.
 - ``GameSession``: the runtime record of a game: its spectators, activity, and whether it is
   still live (``is_active``).
 - ``AgentConfig``: a chess-playing LLM agent: identity, model, prompt, sampling, timeout, stats.
 - ``AgentStats``: an agent's results over games; wins, losses and draws sum to the games played.
 Construction checks what needs no replay (turn, counts, status, times);
 ``chess_env.core.game.check.validate_game_state`` replays the moves and lists every inconsistency.
+
+A move costs the same at any length of game: each game hands its live ``ChessGame`` (the board
+with its move stack, which repetition draws need) to the next, so the moves are not replayed,
+and a game known to be sound checks only what the step changed, not the whole history again.
 
 Draws follow ``chess_env.core.rules.ChessGame`` with ``claim_draws``: threefold repetition and the
 50-move rule end the game on the ply that reaches them.
@@ -26,7 +31,7 @@ import functools
 import uuid
 from datetime import datetime, timezone
 from itertools import pairwise
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 import chess
 import chess.pgn
@@ -35,6 +40,8 @@ from pydantic import (
     AfterValidator,
     AwareDatetime,
     Field,
+    PrivateAttr,
+    ValidationError,
     ValidatorFunctionWrapHandler,
     WrapValidator,
     model_validator,
@@ -77,6 +84,7 @@ Termination = Literal[
     "resigned",
     "agent_error",
     "timeout",
+    "max_plies",
 ]
 ResignTermination = Literal["resigned", "agent_error"]
 PieceName = Literal["pawn", "knight", "bishop", "rook", "queen", "king"]
@@ -88,15 +96,21 @@ _CASTLING_UCI = {"white": ("e1g1", "e1c1"), "black": ("e8g8", "e8c8")}
 # The status of each termination not listed here is "draw".
 _STATUS_OF = {name: name for name in ("checkmate", "stalemate", "resigned", "timeout")}
 _STATUS_OF["agent_error"] = "resigned"
-# Endings that are a player's doing, not the position's: any position allows them.
-_PLAYER_ENDINGS = ("resigned", "agent_error", "timeout")
+# Endings that are not the position's doing (a player's, or the server's ply limit): a position
+# that had ended the game already excludes them, and moves that do not end it allow them.
+_OFF_BOARD_ENDINGS = ("resigned", "agent_error", "timeout", "max_plies")
 _RESULT_OF_WINNER: dict[bool | None, GameResult] = {
     chess.WHITE: "white_wins",
     chess.BLACK: "black_wins",
     None: "draw",
 }
 _PGN_RESULT = {"white_wins": "1-0", "black_wins": "0-1", "draw": "1/2-1/2", None: "*"}
-_PGN_TERMINATION = {"timeout": "time forfeit", "agent_error": "abandoned", None: "unterminated"}
+_PGN_TERMINATION = {
+    "timeout": "time forfeit",
+    "agent_error": "abandoned",
+    "max_plies": "adjudication",  # the server stops the game: a third party decides
+    None: "unterminated",
+}
 # Endings the position alone shows; repetitions need the moves (validate_game_state replays).
 _POSITION_ENDINGS = {
     "checkmate": chess.Board.is_checkmate,
@@ -444,6 +458,39 @@ def _built_board_state(value: Any, handler: ValidatorFunctionWrapHandler) -> Boa
 BuiltBoardState = Annotated[BoardState, WrapValidator(_built_board_state)]
 
 
+class _Handoff:
+    """What a ``Game`` hands on to the next one outside its fields: whether it is ``sound``
+    (validated, or a checked step from a sound game), and its live ``ChessGame``.
+
+    A live game belongs to one record at a time: ``take`` removes it atomically (``dict.pop``),
+    so of two threads moving from the same record one gets it and the other replays. Never part
+    of what a game is: any two compare equal, and a copy or a pickle starts empty and not
+    sound, since ``model_copy(update=...)`` may change fields the board would then contradict.
+    """
+
+    __slots__ = ("_slot", "sound")
+
+    def __init__(self) -> None:
+        self.sound = False
+        self._slot: dict[str, ChessGame] = {}
+
+    def take(self) -> ChessGame | None:
+        """The live game, now the caller's alone, or None when there is none (or no more)."""
+        return self._slot.pop("game", None)
+
+    def give(self, game: ChessGame) -> None:
+        """Make ``game`` the live game; it must be at this record's position, with its moves."""
+        self._slot["game"] = game
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Handoff)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[type[_Handoff], tuple[()]]:
+        return _Handoff, ()
+
+
 class Game(FrozenDTO):
     """A game between two agents, from its start position to now.
 
@@ -451,6 +498,11 @@ class Game(FrozenDTO):
     history only grows, and a finished game refuses them (``GameOverError``). Their ``at`` is
     the time of the change (now by default); an ``at`` earlier than ``last_updated`` counts as
     ``last_updated``, because a wall clock can step back and the history must stay in order.
+
+    Their cost does not grow with the game: the next game takes over this one's live board
+    (replayed only when this game has none: loaded from JSON, copied, or its board taken by an
+    earlier call), and when this game is sound (validated, or built by these methods) only the
+    new move, the position, the times and the ending are checked, not the history again.
 
     Example:
         >>> agent = dict(personality="balanced", model_name="m", system_prompt="Play well.")
@@ -470,6 +522,11 @@ class Game(FrozenDTO):
     white: AgentConfig = Field(description="The agent playing white")
     black: AgentConfig = Field(description="The agent playing black")
     start_fen: Fen = Field(description="The position before the first move")
+    max_plies: int | None = Field(
+        None,
+        ge=1,
+        description="Plies (moves of either side) after which the game is a draw; None: no limit",
+    )
     board_state: BuiltBoardState = Field(description="The position now")
     move_history: MoveHistory = Field((), description="Every move played, in order")
     current_turn: Color = Field(description="The side to move")
@@ -480,6 +537,8 @@ class Game(FrozenDTO):
     ended_at: AwareDatetime | None = Field(None, description="When it ended, once over")
     last_updated: AwareDatetime = Field(description="The latest change: creation, move or end")
 
+    _handoff: _Handoff = PrivateAttr(default_factory=_Handoff)
+
     @classmethod
     def new(
         cls,
@@ -488,24 +547,32 @@ class Game(FrozenDTO):
         fen: str | None = None,
         *,
         at: datetime | None = None,
+        max_plies: int | None = None,
     ) -> Game:
         """A game from ``fen`` (the standard start when None) with a fresh UUID4.
 
-        A position that is illegal or already over is an ``InvalidPositionError``.
+        ``max_plies`` caps the game's length, counted in plies from ``fen``: the move that reaches
+        it ends the game in a draw, termination "max_plies", unless that move ends it otherwise
+        (checkmate wins). None: no limit. A position that is illegal or already over is an
+        ``InvalidPositionError``.
         """
         options = None if fen is None else {"fen": fen}
-        board = start_game(options, claim_draws=True, max_plies=None).board
+        live = start_game(options, claim_draws=True, max_plies=None)
+        board = live.board
         at = _now() if at is None else at
-        return cls(
+        game = cls(
             game_id=str(uuid.uuid4()),
             white=white,
             black=black,
             start_fen=board.fen(),
+            max_plies=max_plies,
             board_state=BoardState.from_board(board),
             current_turn=_color(board.turn),
             started_at=at,
             last_updated=at,
         )
+        game._handoff.give(live)
+        return game
 
     @property
     def is_over(self) -> bool:
@@ -517,30 +584,29 @@ class Game(FrozenDTO):
         """The game after ``move`` (UCI or SAN, read by ``chess_env.core.move_parsing.parse_move``).
 
         An illegal or unreadable move is a ``MoveParseError`` (an ``IllegalActionError``) whose
-        message names the move and says why, and whose ``reason`` is the parser's code.
+        message names the move and says why, and whose ``reason`` is the parser's code; this
+        game is then as it was, its live board included.
         """
         self._check_playing()
-        game = self._replay()
-        try:
-            chosen = game.read_move(move)
-        except MoveParseError as error:
-            raise MoveParseError(
-                error.reason,
-                f"{self.current_turn} cannot play {move!r} in game {self.game_id}: {error}",
-            ) from None
         at = self._next_time(at)
-        record = Move.from_board(game.board, chosen, thinking_time, at)
+        game = self._handoff.take() or self._replay()
+        try:
+            chosen = self._read_move(game, move)
+            record = Move.from_board(game.board, chosen, thinking_time, at)
+        except BaseException:
+            self._handoff.give(game)  # read, never pushed: still at this game's position
+            raise
         game.play(chosen)
         changes: dict[str, Any] = {
             "board_state": BoardState.from_board(game.board),
             "move_history": (*self.move_history, record),
             "current_turn": _color(game.board.turn),
-            "last_updated": at,
+            "last_updated": record.timestamp,
         }
-        outcome, ending = game.outcome, game.ending
-        if outcome is not None and ending is not None:  # an outcome always names its ending
-            changes |= _ending(ending, _RESULT_OF_WINNER[outcome.winner], at)
-        return self._next(changes)
+        ending = self._ending_after(game, record.timestamp)
+        if ending is None:
+            return self._next(changes, game)
+        return self._next(changes | ending)  # a finished game plays no more: its board goes
 
     def resign(
         self,
@@ -595,11 +661,38 @@ class Game(FrozenDTO):
         )
         return str(pgn)
 
+    def __copy__(self) -> Self:
+        """A shallow copy, without this game's handoff (pydantic's copy would share it):
+        ``model_copy(update=...)`` changes fields unchecked, so the copy is not known sound."""
+        copied = super().__copy__()
+        copied._handoff = _Handoff()
+        return copied
+
     def _check_playing(self) -> None:
         if self.is_over:
             raise GameOverError(
                 f"game {self.game_id} is over ({self.status}, {self.result}): no more moves"
             )
+
+    def _read_move(self, game: ChessGame, move: str) -> chess.Move:
+        """``game.read_move(move)``, its error naming this game and the side to move."""
+        try:
+            return game.read_move(move)
+        except MoveParseError as error:
+            raise MoveParseError(
+                error.reason,
+                f"{self.current_turn} cannot play {move!r} in game {self.game_id}: {error}",
+            ) from None
+
+    def _ending_after(self, game: ChessGame, at: datetime) -> dict[str, Any] | None:
+        """The ending fields when the move just played on ``game`` ends this game: by the rules,
+        else by reaching ``max_plies``; None when the game goes on."""
+        outcome, ending = game.outcome, game.ending
+        if outcome is not None and ending is not None:  # an outcome always names its ending
+            return _ending(ending, _RESULT_OF_WINNER[outcome.winner], at)
+        if self.max_plies is not None and len(self.move_history) + 1 >= self.max_plies:
+            return _ending("max_plies", "draw", at)
+        return None
 
     def _next_time(self, at: datetime | None) -> datetime:
         at = _now() if at is None else at
@@ -607,9 +700,25 @@ class Game(FrozenDTO):
             raise ValueError(f"times must be timezone-aware, got {at.isoformat()}")
         return max(at, self.last_updated)
 
-    def _next(self, changes: dict[str, Any]) -> Game:
-        """A validated copy with ``changes`` (``model_copy`` would skip the checks)."""
-        return type(self).model_validate({**dict(self), **changes})
+    def _next(self, changes: dict[str, Any], live: ChessGame | None = None) -> Game:
+        """This game with ``changes``, checked, holding ``live`` (its board, if it goes on).
+
+        From a sound game only what changed is checked (``_record_problems`` from the first new
+        move on; the new parts were validated as they were built); any other game is validated
+        in full, as ``model_validate`` would (``model_copy`` would skip the checks).
+        """
+        fields = {**dict(self), **changes}
+        if self._handoff.sound:
+            following = type(self).model_construct(**fields)
+            problems = _record_problems(following, since=len(self.move_history))
+            if problems:
+                raise _validation_error(type(self), problems, fields)
+            following._handoff.sound = True
+        else:
+            following = type(self).model_validate(fields)
+        if live is not None:
+            following._handoff.give(live)
+        return following
 
     def _replay(self) -> ChessGame:
         """A ``ChessGame`` at the current position, with the whole move stack on its board.
@@ -634,7 +743,19 @@ class Game(FrozenDTO):
         problems = _record_problems(self)
         if problems:
             raise ValueError("; ".join(problems))
+        self._handoff.sound = True
         return self
+
+
+def _validation_error(
+    model: type[Game], problems: list[str], fields: dict[str, Any]
+) -> ValidationError:
+    """The ``ValidationError`` that validating ``fields`` as ``model`` reports for ``problems``."""
+    error = ValueError("; ".join(problems))
+    return ValidationError.from_exception_data(
+        model.__name__,
+        [{"type": "value_error", "loc": (), "input": fields, "ctx": {"error": error}}],
+    )
 
 
 def _checked_color(color: str) -> Color:
@@ -686,8 +807,12 @@ class GameSession(FrozenDTO):
         return self
 
 
-def _record_problems(game: Game) -> list[str]:
-    """What the game's fields say about each other, without replaying the moves."""
+def _record_problems(game: Game, since: int = 0) -> list[str]:
+    """What the game's fields say about each other, without replaying the moves.
+
+    The moves before ``since`` (their players and times) are taken as checked already: a step
+    from a sound game checks only what it added, so its cost does not grow with the history.
+    """
     problems = []
     try:
         _uuid4(game.game_id)
@@ -696,39 +821,57 @@ def _record_problems(game: Game) -> list[str]:
     if game.white.agent_id == game.black.agent_id:
         problems.append(f"white and black have the same agent_id {game.white.agent_id!r}")
     try:
-        start, board = chess.Board(game.start_fen), chess.Board(game.board_state.fen)
+        start, board = _ply_of(game.start_fen), chess.Board(game.board_state.fen)
     except ValueError as error:
         return [*problems, f"a FEN does not parse: {error}"]
-    return problems + _turn_problems(game, start, board) + _status_problems(game, board)
+    return (
+        problems
+        + _turn_problems(game, start, board, since)
+        + _time_problems(game, since)
+        + _status_problems(game, board)
+    )
 
 
-def _turn_problems(game: Game, start: chess.Board, board: chess.Board) -> list[str]:
+@functools.lru_cache(maxsize=512)
+def _ply_of(fen: str) -> int:
+    """The plies before ``fen``'s position (even: white to move), cached: a game's start
+    position is read again at every step, and parsing it costs more than the rest of a check."""
+    return chess.Board(fen).ply()
+
+
+def _turn_problems(game: Game, start: int, board: chess.Board, since: int) -> list[str]:
+    """Turns against the position; ``start`` is the ply of the start position."""
     problems = []
     if game.current_turn != _color(board.turn):
         problems.append(
             f"current_turn is {game.current_turn!r} "
             f"but board_state has {_color(board.turn)} to move"
         )
-    plies = board.ply() - start.ply()
+    plies = board.ply() - start
     if plies != len(game.move_history):
         problems.append(
             f"move_history holds {len(game.move_history)} moves, but board_state is {plies} plies "
             "after start_fen"
         )
-    for index, move in enumerate(game.move_history):
-        mover = _color(start.turn == (index % 2 == 0))
+    for index in range(since, len(game.move_history)):
+        move = game.move_history[index]
+        mover = _color((start + index) % 2 == 0)
         if move.player != mover:
             problems.append(
                 f"move_history[{index}] ({move.uci_notation}) is played by {move.player}, "
                 f"but it is {mover}'s turn"
             )
-    return problems + _time_problems(game)
+    return problems
 
 
-def _time_problems(game: Game) -> list[str]:
+def _time_problems(game: Game, since: int) -> list[str]:
+    """Times out of order, from the last one before move ``since`` (started_at for 0) on."""
+    history = game.move_history
     times = [("started_at", game.started_at)]
+    if since > 0:
+        times = [(f"move_history[{since - 1}].timestamp", history[since - 1].timestamp)]
     times += [
-        (f"move_history[{i}].timestamp", m.timestamp) for i, m in enumerate(game.move_history)
+        (f"move_history[{i}].timestamp", history[i].timestamp) for i in range(since, len(history))
     ]
     if game.ended_at is not None:
         times.append(("ended_at", game.ended_at))
@@ -747,7 +890,7 @@ def _time_problems(game: Game) -> list[str]:
 
 
 def _status_problems(game: Game, board: chess.Board) -> list[str]:
-    """Status, result, termination and ended_at against each other and the position."""
+    """Status, result, termination and ended_at against each other, the position and the limit."""
     ending = {"result": game.result, "termination": game.termination, "ended_at": game.ended_at}
     if not game.is_over:
         problems = [
@@ -757,7 +900,7 @@ def _status_problems(game: Game, board: chess.Board) -> list[str]:
         ]
         if _position_ending(board):
             problems.append(f"status is in_progress but the position is over ({board.fen()})")
-        return problems
+        return problems + _limit_problems(game)
     missing = [name for name, value in ending.items() if value is None]
     problems = [f"status is {game.status!r} but {', '.join(missing)} not set"] if missing else []
     termination = game.termination
@@ -765,7 +908,7 @@ def _status_problems(game: Game, board: chess.Board) -> list[str]:
         problems.append(f"status {game.status!r} does not fit termination {termination!r}")
     if termination in _POSITION_ENDINGS and not _POSITION_ENDINGS[termination](board):
         problems.append(f"termination is {termination!r} but the position is not ({board.fen()})")
-    if termination in _PLAYER_ENDINGS and _position_ending(board):
+    if termination in _OFF_BOARD_ENDINGS and _position_ending(board):
         problems.append(
             f"termination is {termination!r} but the position had ended the game already "
             f"({_position_ending(board)})"
@@ -775,7 +918,24 @@ def _status_problems(game: Game, board: chess.Board) -> list[str]:
         problems.append(
             f"result is {game.result!r} but a {game.status} here gives {' or '.join(expected)}"
         )
-    return problems
+    return problems + _limit_problems(game)
+
+
+def _limit_problems(game: Game) -> list[str]:
+    """The number of moves against ``max_plies``: never more, and a game reaching it is over
+    (a draw by the limit unless the last move ended it otherwise)."""
+    plies, limit = len(game.move_history), game.max_plies
+    if limit is None:
+        if game.termination == "max_plies":
+            return ["termination is 'max_plies' but the game has no max_plies"]
+        return []
+    if plies > limit:
+        return [f"move_history holds {plies} moves, more than max_plies ({limit})"]
+    if game.termination == "max_plies" and plies != limit:
+        return [f"termination is 'max_plies' but move_history holds {plies} of {limit} plies"]
+    if plies == limit and not game.is_over:
+        return [f"status is in_progress but move_history holds max_plies ({limit}) moves"]
+    return []
 
 
 def _position_ending(board: chess.Board) -> str | None:
