@@ -438,7 +438,7 @@ def _piece_letter(name: str) -> str:
 
 def _built_moves(value: Any, handler: ValidatorFunctionWrapHandler) -> tuple[Move, ...]:
     """A tuple of built moves as it is: each was checked when built, and pydantic would rerun
-    every move's after-validator whenever a game grows by one (O(plies) per move)."""
+    every move's after-validator whenever a game is validated from its parts."""
     if isinstance(value, tuple) and all(isinstance(move, Move) for move in value):
         return value
     return handler(value)
@@ -449,7 +449,8 @@ MoveHistory = Annotated[tuple[Move, ...], WrapValidator(_built_moves)]
 
 def _built_board_state(value: Any, handler: ValidatorFunctionWrapHandler) -> BoardState:
     """A built ``BoardState`` as it is: it was checked against its FEN when built, and pydantic
-    would otherwise check it again (all legal moves generated anew) in every next ``Game``."""
+    would otherwise check it again (all legal moves generated anew) in every ``Game`` validated
+    from its parts."""
     if isinstance(value, BoardState):
         return value
     return handler(value)
@@ -585,7 +586,8 @@ class Game(FrozenDTO):
 
         An illegal or unreadable move is a ``MoveParseError`` (an ``IllegalActionError``) whose
         message names the move and says why, and whose ``reason`` is the parser's code; this
-        game is then as it was, its live board included.
+        game is then as it was, its live board included. The move that reaches ``max_plies``
+        ends the game in a draw (termination "max_plies") unless the rules end it on that move.
         """
         self._check_playing()
         at = self._next_time(at)
