@@ -187,11 +187,14 @@ def test_websocket_error_frames_list_every_failing_path(trade: TestClient) -> No
         assert ws.receive_json()["data"]["observation"]["turn"] == 1
 
 
-GARBAGE = [  # raw JSON actions: NaN and friends (Python's JSON reads them), unicode of all kinds
+NON_FINITE = [  # not strict JSON, though Python's JSON reads them
     b'{"verb": "buy", "good": "food", "target_town": "Farmstead", "amount": NaN}',
     b'{"verb": "buy", "good": "food", "target_town": "Farmstead", "amount": -Infinity}',
     b'{"verb": "buy", "good": "food", "target_town": "Farmstead", "amount": 1e400}',
     b'{"verb": NaN, "good": [NaN, {"x": Infinity}], "amount": {"NaN": NaN}}',
+]
+GARBAGE = [  # raw JSON actions: those, unicode of all kinds, wrong shapes
+    *NON_FINITE,
     b'{"verb": "\\ud800", "good": "\\udfff", "target_town": "\\ud83e", "amount": 1}',
     b'{"\\ud800": 1, "verb": "buy", "good": "food", "target_town": "Farmstead", "amount": 1}',
     '{"v\u00e9rb": "b\u00fcy", "\u202egood": "\\u0000", "\U0001f916": "\u00ff" }'.encode(),
@@ -207,15 +210,19 @@ def test_garbage_actions_are_refused_never_a_500(trade: TestClient, action: byte
     session = reset(trade, agent="Trader_1", seed=8)["session_id"]
     body = b'{"session_id": "' + session.encode() + b'", "action": ' + action + b"}"
     reply = trade.post("/step", content=body, headers={"content-type": "application/json"})
-    assert reply.status_code == 422, reply.text
     refused = reply.json()
-    assert refused["code"] == "VALIDATION_ERROR" and refused["errors"]
+    if action in NON_FINITE:  # refused by every HTTP route before the world sees it
+        assert (reply.status_code, refused["code"]) == (400, "INVALID_JSON"), reply.text
+        assert refused["reason"] == "non_finite_number"
+    else:
+        assert (reply.status_code, refused["code"]) == (422, "VALIDATION_ERROR"), reply.text
+    assert refused["errors"]
     for error in refused["errors"]:
         assert all(isinstance(part, (str, int)) for part in error["loc"])
         assert isinstance(error["msg"], str) and isinstance(error["type"], str)
     assert turn_of(trade, session) == 0
     assert step(trade, session, BUY)["observation"]["turn"] == 1
-    with trade.websocket_connect("/ws") as ws:  # the WebSocket reads strict JSON: NaN is refused
+    with trade.websocket_connect("/ws") as ws:  # the WebSocket reads strict JSON too
         ws.send_text(json.dumps({"type": "reset", "data": {"seed": 8}}))
         ws.receive_json()
         ws.send_text(b'{"type": "step", "data": ' + action + b"}")
