@@ -48,6 +48,7 @@ from chess_env.errors import (
     PlayerSpecError,
     StockfishNotFoundError,
 )
+from chess_env.serving.game_store import DEFAULT_MAX_ARCHIVE_BYTES
 from chess_env.serving.thinking import (
     ENGINE_RETRY_AFTER,
     QUICK_PLAYERS,
@@ -449,6 +450,8 @@ def create_chess_app(
     max_live_games_per_client: int = 16,
     max_spectators_per_game: int = 200,
     max_spectators_per_client: int = 16,
+    max_archive_bytes: int | None = DEFAULT_MAX_ARCHIVE_BYTES,
+    resume_games: bool = True,
     **settings: Any,
 ) -> FastAPI:
     """The chess server app; ``settings`` go to ``envkit.server.create_app`` (``max_sessions``,
@@ -471,6 +474,9 @@ def create_chess_app(
     games ``GET /service/games`` shows ("all", "public": those created public, or "off"), and
     what one client may hold: ``max_live_games_per_client`` unfinished games,
     ``max_spectators_per_client`` spectator streams, and any game ``max_spectators_per_game``.
+    With an ``archive_dir``: ``max_archive_bytes`` the archive may take (1 GiB; None: no
+    limit), and ``resume_games``: whether the unfinished games of the last server on the
+    directory are resumed (``chess_env.serving.game_store.StateManager``).
     """
     budget = ThinkingBudget(thinking)
     adapters = functools.partial(ChessAdapter, budget=budget)
@@ -481,7 +487,13 @@ def create_chess_app(
     from chess_env.serving.service.app import close_service
     from chess_env.serving.viewer import mount_viewer
 
-    manager = StateManager(max_games, idle_timeout=game_idle_timeout, archive_dir=archive_dir)
+    manager = StateManager(
+        max_games,
+        idle_timeout=game_idle_timeout,
+        archive_dir=archive_dir,
+        max_archive_bytes=max_archive_bytes,
+        resume=resume_games,
+    )
     games = create_chess_service_app(
         state_manager=manager,
         cleanup_interval=cleanup_interval,

@@ -231,11 +231,11 @@ class ArchiveDatabase:
     # -- reads ------------------------------------------------------------------------------
 
     def live_rows(self) -> list[LiveRow]:
-        """The games a previous state manager held when it stopped, most recently updated
+        """The games a previous state manager held when it stopped, least recently updated
         first."""
         rows = self._connection.execute(
             "SELECT game_id, status, aborted, archived IS NOT NULL, updated_at FROM games "
-            "WHERE live = 1 ORDER BY updated_at DESC"
+            "WHERE live = 1 ORDER BY updated_at, rowid"
         )
         return [LiveRow(i, s, bool(a), bool(r), u) for i, s, a, r, u in rows]
 
@@ -254,9 +254,9 @@ class ArchiveDatabase:
         return self._connection.execute("SELECT 1 FROM games LIMIT 1").fetchone() is None
 
     def size(self) -> int:
-        """The bytes the database's pages in use take (its write-ahead log aside)."""
-        pages = self._pragma("page_count") - self._pragma("freelist_count")
-        return pages * self._pragma("page_size")
+        """The bytes of the database's pages, free ones too (the file's size once its
+        write-ahead log is checkpointed; the log itself is kept under 4 MB)."""
+        return self._pragma("page_count") * self._pragma("page_size")
 
     def close(self) -> None:
         self._connection.close()

@@ -23,9 +23,11 @@
   and its game in ``games.pgn``, the exports for other tools, each append fsynced or cut off
   again when it fails, so a file never holds half a record. A game resumed and archived again
   appears twice in the exports; the last record is the game's.
-- The archive (``archive_size``: the database's pages in use and the two exports) stays within
-  ``max_archive_bytes`` (1 GiB): a record that would pass it is refused (``ArchiveFullError``)
-  and waits in memory, as a record on a full disk does.
+- ``max_archive_bytes`` (1 GiB) bounds the archive (``archive_size``: the database's pages and
+  the two exports): a record whose exports would take it past the limit is refused
+  (``ArchiveFullError``) and waits in memory, as a record on a full disk does. The rows of the
+  games in memory (at most ``max_games``) are written as they change, and may take the archive
+  past the limit by their size, never by another record.
 - Archive faults: a directory that cannot take a file is refused at once
   (``UnwritableArchiveError``, a ``ValueError``). A write that fails later (disk full, archive
   full) leaves its record waiting in memory, retried before each new game and each
@@ -138,7 +140,7 @@ class ArchiveError(OSError):
 
 class ArchiveFullError(ArchiveError):
     """The next record would take the archive past ``max_archive_bytes`` (``limit``): it waits,
-    as on a full disk, until the limit is raised or the archive's files are moved away."""
+    as on a full disk (a restart with a higher limit, or on a new directory, archives it)."""
 
     def __init__(self, directory: Path, size: int, limit: int, game_ids: Sequence[str]) -> None:
         reason = f"the archive is full (max_archive_bytes = {limit})"
@@ -331,8 +333,8 @@ class StateManager:
 
     @property
     def archive_size(self) -> int:
-        """The bytes ``max_archive_bytes`` counts: the database's pages in use (the rows of the
-        games in memory too, at most ``max_games``) and the exports; 0 without an archive."""
+        """The bytes ``max_archive_bytes`` counts: the database's pages (with the rows of the
+        games in memory, at most ``max_games``) and the exports; 0 without an archive."""
         with self._lock:
             self._check_open()
             return self._archive_size()
@@ -692,7 +694,7 @@ class StateManager:
             try:
                 rows = database.live_rows()
                 resumable = [row.game_id for row in rows if self._resumable(row)]
-                chosen = set(resumable[: self.max_games])  # rows: the most recent first
+                chosen = set(resumable[-self.max_games :])  # the most recently updated
                 resumed = [
                     taken
                     for row in rows
@@ -701,7 +703,7 @@ class StateManager:
                 database.unarchive([game.game_id for game, _ in resumed])
             except sqlite3.Error as error:
                 raise _unwritable(self.archive_dir, error) from error
-            for game, data in sorted(resumed, key=lambda taken: taken[0].last_updated):
+            for game, data in resumed:
                 self._hold(game, now)
                 self._written[game.game_id] = len(game.move_history)
                 if data is not None:

@@ -1,5 +1,5 @@
 """A full service: a flood of new games is refused (503 with Retry-After), never made room for by
-evicting someone's live game."""
+evicting someone's live game; a full archive refuses them too, and loses no game."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from chess_env.core.game import Game
-from chess_env.serving.game_store import MAX_RETRY_AFTER
+from chess_env.serving.game_store import MAX_RETRY_AFTER, StateManager
 from chess_env.serving.service import create_chess_service_app
+from chess_env.serving.service.app import ARCHIVE_RETRY_AFTER
 
 sys.path.insert(0, str(Path(__file__).parents[3] / "support"))
-from service_seats import create, move
+from service_seats import TOKENS, create, move, resign
 
 REMOTE = {"player": "remote", "name": "Client"}
 
@@ -39,3 +40,25 @@ def test_a_flood_of_new_games_gets_503_and_the_players_game_plays_on(tmp_path: P
         assert not (tmp_path / "games.jsonl").exists()  # no game left memory unfinished
     archived = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
     assert [game["game_id"] for game in archived] == [victim, *flood]  # at shutdown, once each
+
+
+def test_a_full_archive_refuses_new_games_with_503_and_keeps_the_waiting_ones(
+    tmp_path: Path,
+) -> None:
+    limit = 100_000  # the empty database takes about half
+    games = StateManager(max_games=2, archive_dir=tmp_path, max_archive_bytes=limit)
+    with TestClient(create_chess_service_app(games, listing="all")) as client:
+        for _ in range(50):
+            reply = client.post("/games", json={"white": REMOTE, "black": REMOTE})
+            if reply.status_code != 201:
+                break
+            created = reply.json()
+            TOKENS[created["game"]["game_id"]] = created["tokens"]
+            assert resign(client, created["game"]["game_id"], "white").status_code == 200
+        assert reply.status_code == 503, "the archive never filled"
+        body = reply.json()
+        assert (body["code"], body["reason"]) == ("CAPACITY_REACHED", "archive_unavailable")
+        assert f"(the archive is full (max_archive_bytes = {limit}))" in body["detail"]
+        assert reply.headers["Retry-After"] == str(ARCHIVE_RETRY_AFTER)
+        waiting = games.unarchived
+        assert waiting and [g["game_id"] for g in client.get("/games").json()] == list(waiting)
