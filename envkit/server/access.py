@@ -14,6 +14,8 @@
 - ``BearerAuth``: ASGI middleware requiring ``Authorization: Bearer <token>`` (compared in
   constant time); without it HTTP gets 401 with ``WWW-Authenticate: Bearer`` and a WebSocket
   handshake is refused (close 1008 before accept; uvicorn answers 403).
+- ``SessionTokens``: ASGI middleware that hands the request's ``X-Session-Token`` header to the
+  session store (``current_token``), whose owner check compares it with the session's.
 
 ``/health`` is exempt from both, so load balancers and probes need neither a token nor a budget.
 The client IP is the connection's peer (``scope["client"]``), never a header: behind a proxy,
@@ -36,11 +38,20 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from envkit.server.errors import ErrorCode
-from envkit.server.sessions import current_client
+from envkit.server.sessions import current_client, current_token
 
-__all__ = ["EXEMPT_PATHS", "BearerAuth", "ClientAddress", "RateLimit", "RateLimiter"]
+__all__ = [
+    "EXEMPT_PATHS",
+    "SESSION_TOKEN_HEADER",
+    "BearerAuth",
+    "ClientAddress",
+    "RateLimit",
+    "RateLimiter",
+    "SessionTokens",
+]
 
 EXEMPT_PATHS = frozenset({"/health"})
+SESSION_TOKEN_HEADER = "X-Session-Token"
 CLOSE_POLICY_VIOLATION = 1008
 
 
@@ -201,6 +212,36 @@ class ClientAddress:
             await self.app(scope, receive, send)
         finally:
             current_client.reset(token)
+
+
+class SessionTokens:
+    """Present the request's ``X-Session-Token`` header (a WebSocket's: its handshake's) to the
+    session store while the request or WebSocket is served, as ``current_token``.
+
+    Example:
+        >>> from starlette.applications import Starlette
+        >>> from starlette.responses import PlainTextResponse
+        >>> from starlette.routing import Route
+        >>> from starlette.testclient import TestClient
+        >>> shown = Route("/", lambda request: PlainTextResponse(str(current_token.get())))
+        >>> client = TestClient(SessionTokens(Starlette(routes=[shown])))
+        >>> client.get("/", headers={"X-Session-Token": "t0ken"}).text, client.get("/").text
+        ('t0ken', 'None')
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        header = dict(scope["headers"]).get(SESSION_TOKEN_HEADER.lower().encode())
+        token = current_token.set(None if header is None else header.decode("latin-1"))
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            current_token.reset(token)
 
 
 class BearerAuth:

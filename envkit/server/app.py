@@ -18,7 +18,13 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from envkit.server.access import BearerAuth, ClientAddress, RateLimit, RateLimiter
+from envkit.server.access import (
+    BearerAuth,
+    ClientAddress,
+    RateLimit,
+    RateLimiter,
+    SessionTokens,
+)
 from envkit.server.access_log import hide_queries
 from envkit.server.adapter import EnvAdapter
 from envkit.server.bodies import ErrorResponse
@@ -61,6 +67,7 @@ def create_app(
     on_shutdown: Callable[[], Any] | None = None,
     busy_poll: float = DEFAULT_BUSY_POLL_S,
     allow_origins: Sequence[str] = (),
+    session_owner_check: bool = False,
 ) -> FastAPI:
     """An app serving ``adapter_factory()`` envs over OpenEnv's HTTP, WebSocket and MCP routes.
 
@@ -99,6 +106,14 @@ def create_app(
             get 403 FORBIDDEN_ORIGIN (``envkit.server.origins``). Every POST body must be
             ``application/json`` (415 UNSUPPORTED_MEDIA_TYPE), and every error reply, mounted
             apps' too, is JSON with a ``code`` (``envkit.server.replies``).
+        session_owner_check: for a server several users share, where a session id may be seen
+            by others (in a log, a shared notebook): the reply that opens a session (``POST
+            /reset``, MCP's ``openenv/session/create``) carries a secret ``session_token``,
+            and every later call naming that session (``/step``, ``/state``, ``/reset`` with
+            an id, ``DELETE /sessions/{id}``, ``/ws?session_id=``, MCP calls) must send it in
+            the ``X-Session-Token`` header (MCP: or ``params.session_token``), else 403
+            SESSION_ERROR, reason ``session_token`` (a WebSocket: that frame, then 1008).
+            Off by default: OpenEnv's clients name a session by its id alone.
     """
     if token is not None and not token:
         raise ValueError("token must not be empty (None: no token needed)")
@@ -110,6 +125,7 @@ def create_app(
         max_sessions_per_client=max_sessions_per_client,
         idle_timeout=idle_timeout,
         clock=clock,
+        owner_check=session_owner_check,
     )
     service = EnvService(store)
 
@@ -129,7 +145,11 @@ def create_app(
         description=service.info.description,
         version=OPENAPI_VERSION,
         lifespan=lifespan,
-        responses=_error_responses(rate_limited=rate_limit is not None, guarded=token is not None),
+        responses=_error_responses(
+            rate_limited=rate_limit is not None,
+            guarded=token is not None,
+            owned=session_owner_check,
+        ),
     )
     app.state.env_service = service
     publish_openapi_without_examples(app)
@@ -144,6 +164,8 @@ def create_app(
     if rate_limit is not None:  # outermost: floods, and token guessing, are cut off first
         app.add_middleware(RateLimit, limiter=RateLimiter(rate_limit, clock=clock))
     app.add_middleware(ClientAddress)
+    if session_owner_check:
+        app.add_middleware(SessionTokens)
     app.add_middleware(ReplyHeaders)  # on every reply, refusals too
     if forwarded_allow_ips:  # outside the rest, which then see the client the proxy names
         hosts = forwarded_allow_ips
@@ -159,13 +181,16 @@ def create_app(
     return app
 
 
-def _error_responses(*, rate_limited: bool, guarded: bool) -> dict[int | str, dict[str, Any]]:
+def _error_responses(
+    *, rate_limited: bool, guarded: bool, owned: bool
+) -> dict[int | str, dict[str, Any]]:
     """The refusals every route may answer with, for the OpenAPI document."""
     responses: dict[int | str, dict[str, Any]] = {
         400: {"model": ErrorResponse, "description": "The body is not JSON (INVALID_JSON)"},
         403: {
             "model": ErrorResponse,
-            "description": "Sent by a web page of an origin not allowed (FORBIDDEN_ORIGIN)",
+            "description": "Sent by a web page of an origin not allowed (FORBIDDEN_ORIGIN)"
+            + ("; or a session named without its X-Session-Token (SESSION_ERROR)" if owned else ""),
         },
         413: {"model": ErrorResponse, "description": "The body is over the size limit"},
         415: {

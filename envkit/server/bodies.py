@@ -132,6 +132,11 @@ class ResetResponse(StepResponse):
     """
 
     session_id: str = Field(description="Pass it to /step and /state (body or X-Session-Id)")
+    session_token: str | None = Field(
+        default=None,
+        description="With the server's owner check on, the secret every later call naming this "
+        "session sends in the X-Session-Token header (absent when it is off); told only here",
+    )
 
 
 class HealthResponse(BaseModel):

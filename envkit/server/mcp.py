@@ -4,7 +4,9 @@ Methods: ``initialize``, ``ping``, ``tools/list`` (each tool's Malli-lite signat
 Schema ``inputSchema``, and rendered at the end of its description), ``tools/call`` (arguments
 validated against the signature first) and OpenEnv's ``openenv/session/create`` and
 ``openenv/session/close``. A call names its session with ``params.session_id`` (or the
-X-Session-Id header, or the WebSocket's own); without one it runs in a fresh env.
+X-Session-Id header, or the WebSocket's own); without one it runs in a fresh env. With the
+server's owner check on, ``openenv/session/create`` also returns the ``session_token`` that a
+call naming that session presents, in ``params.session_token`` or the X-Session-Token header.
 
 Errors: protocol faults are JSON-RPC errors (-32700 parse, -32600 invalid request, -32601
 unknown method, -32602 invalid params: unknown tool or session, bad arguments, ``arguments`` that
@@ -39,6 +41,7 @@ from envkit.server.errors import (
 )
 from envkit.server.jsontext import loads
 from envkit.server.service import EnvService
+from envkit.server.sessions import current_token
 
 __all__ = [
     "PROTOCOL_VERSIONS",
@@ -155,16 +158,31 @@ def handle(
     if "id" not in request.model_fields_set:
         return None
     try:
-        method = _METHODS.get(request.method)
-        if method is None:
-            known = ", ".join(_METHODS)
-            raise _RpcError(
-                JsonRpcCode.METHOD_NOT_FOUND, f"unknown method {request.method!r}; known: {known}"
-            )
-        result = method(service, request.params, request.params.get("session_id", session_id))
+        result = _call(service, request, session_id)
     except Exception as error:
         return _error(request.id, _as_rpc_error(error))
     return {"jsonrpc": "2.0", "id": request.id, "result": result}
+
+
+def _call(service: EnvService, request: JsonRpcRequest, session_id: str | None) -> dict[str, Any]:
+    """The result of ``request``'s method, run with the session token its params present."""
+    method = _METHODS.get(request.method)
+    if method is None:
+        known = ", ".join(_METHODS)
+        raise _RpcError(
+            JsonRpcCode.METHOD_NOT_FOUND, f"unknown method {request.method!r}; known: {known}"
+        )
+    params = dict(request.params)
+    token = params.pop("session_token", None)
+    if token is None:
+        return method(service, params, params.get("session_id", session_id))
+    if not isinstance(token, str):
+        raise _RpcError(JsonRpcCode.INVALID_PARAMS, "session_token must be a string")
+    presented = current_token.set(token)
+    try:
+        return method(service, params, params.get("session_id", session_id))
+    finally:
+        current_token.reset(presented)
 
 
 # -- methods ------------------------------------------------------------------------------------
@@ -222,7 +240,8 @@ def _call_tool(service: EnvService, params: dict[str, Any], session_id: Any) -> 
 
 def _create_session(service: EnvService, params: dict[str, Any], session_id: Any) -> dict[str, Any]:
     created, payload = service.open(ResetRequest.model_validate(params))
-    return {"session_id": created, **payload}
+    token = {} if created.token is None else {"session_token": created.token}
+    return {"session_id": created.id, **token, **payload}
 
 
 def _close_session(service: EnvService, params: dict[str, Any], session_id: Any) -> dict[str, Any]:

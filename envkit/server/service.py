@@ -99,8 +99,8 @@ class EnvService:
     Example:
         >>> from chess_env.serving.app import ChessAdapter
         >>> service = EnvService(SessionStore(ChessAdapter))
-        >>> session_id, first = service.open(ResetRequest(seed=0, opponent="greedy"))
-        >>> with service.session(session_id) as session:
+        >>> opened, first = service.open(ResetRequest(seed=0, opponent="greedy"))
+        >>> with service.session(opened.id) as session:
         ...     reply = service.step(session, {"move": "e4"})
         ...     reply["observation"]["opponent_move"], service.state(session)["step_count"]
         ('d7d5', 1)
@@ -125,14 +125,14 @@ class EnvService:
         finally:
             session.adapter.close()
 
-    def open(self, request: ResetRequest) -> tuple[str, dict[str, Any]]:
-        """A new session, reset as ``request`` asks: its id and first observation."""
-        session_id = self.store.create().id
+    def open(self, request: ResetRequest) -> tuple[Session, dict[str, Any]]:
+        """A new session, reset as ``request`` asks, and its first observation."""
+        session = self.store.create()
         try:
-            with self.store.use(session_id) as session:
-                return session_id, self.reset(session, request)
-        except Exception:
-            self.store.close(session_id)  # a session whose reset failed must not hold a slot
+            with self.store.use(session.id, token=session.token):
+                return session, self.reset(session, request)
+        except Exception:  # a session whose reset failed must not hold a slot
+            self.store.close(session.id, token=session.token)
             raise
 
     def reset(self, session: Session, request: ResetRequest) -> dict[str, Any]:

@@ -15,6 +15,13 @@ holds at most ``max_sessions_per_client`` of the sessions, so one flood of reset
 every slot; over it ``create`` raises ``ClientSessionLimitError``. Closing, or expiry, frees a
 client's slot as it frees the store's.
 
+A session id is a capability: whoever has it may use the session. With ``owner_check`` (for a
+server several users share) each new session also gets a secret ``token``, which only the reply
+that opened it carries; every later ``use``, ``attach`` and ``close`` of it must present that
+token (``current_token``, from the request's ``X-Session-Token`` header, or passed as
+``token=``), compared in constant time; else ``SessionTokenError`` (403). A WebSocket's own
+session is used by that connection only, which presents its token.
+
 Env calls run in worker threads: ``use`` holds the session's lock for the whole call, so two
 requests on one session never interleave, while other sessions go on in parallel. A step of an
 env that never blocks may run on the event loop instead: ``use(..., wait=False)`` then takes the
@@ -23,8 +30,10 @@ lock only if it is free (``SessionBusyError`` if not), so the loop never waits o
 
 from __future__ import annotations
 
+import hmac
 import logging
 import math
+import secrets
 import threading
 import time
 import uuid
@@ -34,14 +43,16 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from envkit.server.adapter import EnvAdapter
-from envkit.server.errors import CapacityError, UnknownSessionError
+from envkit.server.errors import CapacityError, ErrorCode, ServiceError, UnknownSessionError
 
 __all__ = [
     "ClientSessionLimitError",
     "Session",
     "SessionBusyError",
     "SessionStore",
+    "SessionTokenError",
     "current_client",
+    "current_token",
 ]
 
 logger = logging.getLogger(__name__)
@@ -53,11 +64,30 @@ current_client: ContextVar[str | None] = ContextVar("current_client", default=No
 ``envkit.server.access.ClientAddress`` and copied into the worker threads the routes use, so that
 ``SessionStore.create`` knows whose session it opens without every route passing it on."""
 
+current_token: ContextVar[str | None] = ContextVar("current_token", default=None)
+"""The owner token the request or WebSocket presents (its ``X-Session-Token`` header), set by
+``envkit.server.access.SessionTokens`` and checked by a store with ``owner_check``."""
+
 
 class ClientSessionLimitError(CapacityError):
     """One client holds its share of the sessions: 503 CAPACITY_REACHED, with ``reason``
     ``client_session_limit`` (a subclass, so that every route and client that handles a full
     store handles this too: the WebSocket closes 1013, MCP answers its server error)."""
+
+
+class SessionTokenError(ServiceError):
+    """A session used without its owner's token (``SessionStore(owner_check=True)``): 403
+    SESSION_ERROR, reason ``session_token``; the message names the header, never the token."""
+
+    code = ErrorCode.SESSION_ERROR
+    status = 403
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(
+            f"session {session_id} is not yours to use: send the session_token the reply that "
+            "opened it carried, in the X-Session-Token header",
+            reason="session_token",
+        )
 
 
 class SessionBusyError(Exception):
@@ -79,6 +109,7 @@ class Session:
     id: str = field(default_factory=lambda: str(uuid.uuid4()))
     pinned: bool = False
     owner: str | None = None
+    token: str | None = field(default=None, repr=False)
     episode_id: str | None = None
     step_count: int = 0
     last_used: float = 0.0
@@ -90,14 +121,15 @@ class SessionLease:
     """``SessionStore.use``'s context manager; a class because ``contextlib.contextmanager``'s
     generator was most of what it took to lock a session for each WebSocket step."""
 
-    __slots__ = ("_session", "_session_id", "_store", "_wait")
+    __slots__ = ("_session", "_session_id", "_store", "_token", "_wait")
 
-    def __init__(self, store: SessionStore, session_id: str, wait: bool) -> None:
+    def __init__(self, store: SessionStore, session_id: str, wait: bool, token: str | None) -> None:
         self._store, self._session_id, self._wait = store, session_id, wait
+        self._token = token
         self._session: Session | None = None
 
     def __enter__(self) -> Session:
-        self._session = self._store._lock_for_use(self._session_id, self._wait)
+        self._session = self._store._lock_for_use(self._session_id, self._wait, self._token)
         return self._session
 
     def __exit__(self, *_: object) -> None:
@@ -122,6 +154,9 @@ class SessionStore:
         sweep_interval: seconds between two sweeps for idle sessions (default: a tenth of
             ``idle_timeout``, at most 1 s). A session idle too long is refused when looked up
             even before the sweep that closes it, and a full store sweeps before refusing.
+        owner_check: give each new session a secret ``token`` that every later use, attach
+            and close must present (default False: the id alone is enough, as OpenEnv's
+            clients expect).
 
     Example:
         >>> from unittest.mock import Mock
@@ -145,6 +180,7 @@ class SessionStore:
         idle_timeout: float | None = 600.0,
         clock: Callable[[], float] = time.monotonic,
         sweep_interval: float | None = None,
+        owner_check: bool = False,
     ) -> None:
         if max_sessions < 1:
             raise ValueError(f"max_sessions must be at least 1, got {max_sessions}")
@@ -158,7 +194,7 @@ class SessionStore:
             raise ValueError(f"sweep_interval must be positive or None, got {sweep_interval}")
         self.factory, self.max_sessions, self.idle_timeout = factory, max_sessions, idle_timeout
         self.max_sessions_per_client = max_sessions_per_client
-        self.clock = clock
+        self.clock, self.owner_check = clock, owner_check
         if sweep_interval is None and idle_timeout is not None:
             sweep_interval = min(idle_timeout / 10, 1.0)
         self.sweep_interval = sweep_interval
@@ -184,7 +220,10 @@ class SessionStore:
             self.expire_idle()  # an expired session must not hold the slot until the next sweep
         with self._lock:
             self._check_room(owner)
-            session = Session(self.factory(), pinned=pinned, owner=owner, last_used=self.clock())
+            token = secrets.token_urlsafe(32) if self.owner_check else None
+            session = Session(
+                self.factory(), pinned=pinned, owner=owner, token=token, last_used=self.clock()
+            )
             self._sessions[session.id] = session
             if owner is not None:
                 self._owned[owner] += 1
@@ -214,6 +253,7 @@ class SessionStore:
             session = self._sessions.get(session_id)
             if session is None or self._expired(session, self.clock()):
                 raise UnknownSessionError(f"no session {session_id} to attach to")
+            _check_token(session, current_token.get())
             if session.pinned:
                 raise UnknownSessionError(
                     f"session {session_id} already has a WebSocket", reason="already_attached"
@@ -226,15 +266,16 @@ class SessionStore:
         with self._lock:
             session.pinned, session.last_used = False, self.clock()
 
-    def use(self, session_id: str, *, wait: bool = True) -> SessionLease:
+    def use(self, session_id: str, *, wait: bool = True, token: str | None = None) -> SessionLease:
         """The session, locked for the caller and marked as used: ``with store.use(id) as s``.
 
         With ``wait=False`` (for the event loop), ``SessionBusyError`` instead of waiting for
-        another call to end, and no sweep.
+        another call to end, and no sweep. ``token``: the owner token presented (default
+        ``current_token``'s).
         """
-        return SessionLease(self, session_id, wait)
+        return SessionLease(self, session_id, wait, token)
 
-    def _lock_for_use(self, session_id: str, wait: bool) -> Session:
+    def _lock_for_use(self, session_id: str, wait: bool, token: str | None) -> Session:
         """``use``'s entry: the session, locked and marked as used, or why not (unlocked)."""
         if wait:  # not on the event loop, where closing the swept envs would stall every client
             self._sweep_if_due()
@@ -244,6 +285,7 @@ class SessionStore:
                 f"no session {session_id}: it was never opened, was closed, or expired after "
                 "idling; POST /reset opens a new one"
             )
+        _check_token(session, token if token is not None else current_token.get())
         if not session.lock.acquire(blocking=wait):
             raise SessionBusyError(session_id)
         try:
@@ -263,11 +305,14 @@ class SessionStore:
         session.last_used = now
         return session
 
-    def close(self, session_id: str) -> bool:
-        """Close the session once its current call is done; False if there was none."""
+    def close(self, session_id: str, *, token: str | None = None) -> bool:
+        """Close the session once its current call is done; False if there was none.
+        ``token``: the owner token presented (default ``current_token``'s)."""
         with self._lock:
-            session = self._sessions.pop(session_id, None)
+            session = self._sessions.get(session_id)
             if session is not None:
+                _check_token(session, token if token is not None else current_token.get())
+                del self._sessions[session_id]
                 self._disown(session)
         if session is None:
             return False
@@ -342,3 +387,13 @@ class SessionStore:
             session.adapter.close()
         except Exception:  # one env failing to close must not keep the others open
             logger.exception("closing session %s failed", session.id)
+
+
+def _check_token(session: Session, presented: str | None) -> None:
+    """``SessionTokenError`` unless ``session`` has no token or ``presented`` is it (compared in
+    constant time, as bytes: a header may hold what ASCII has not)."""
+    if session.token is None:
+        return
+    given = (presented or "").encode("utf-8", "surrogateescape")
+    if not hmac.compare_digest(given, session.token.encode()):
+        raise SessionTokenError(session.id)

@@ -2,7 +2,10 @@
 
 ``/reset`` opens a session (or resets the one named) and returns its ``session_id``; ``/step``
 and ``/state`` take it in the body (``/state``: the query) or the ``X-Session-Id`` header.
-Without one they act on a fresh env, as OpenEnv's stateless HTTP does.
+Without one they act on a fresh env, as OpenEnv's stateless HTTP does. With the owner check on
+(``create_app(session_owner_check=True)``) the reply that opens a session also carries its
+``session_token``, which every later call naming the session sends as ``X-Session-Token``
+(403 SESSION_ERROR without it).
 """
 
 from __future__ import annotations
@@ -56,12 +59,13 @@ def reset(
     x_session_id: SessionHeader = None,
 ) -> dict[str, Any]:
     session_id = _session_id(request.session_id, x_session_id)
-    if session_id is None:
-        session_id, payload = service.open(request)
-    else:
+    if session_id is not None:
         with service.store.use(session_id) as session:
-            payload = service.reset(session, request)
-    return {**payload, "session_id": session_id}
+            return {**service.reset(session, request), "session_id": session_id}
+    opened, payload = service.open(request)
+    if opened.token is not None:  # the owner check is on: the one reply that tells it
+        payload = {**payload, "session_token": opened.token}
+    return {**payload, "session_id": opened.id}
 
 
 @router.post(

@@ -2,7 +2,9 @@
 
 The session is the connection's own, closed when it ends; or, with ``/ws?session_id=ID`` (as
 OpenEnv's MCP client connects), an open HTTP session, which outlives the connection and takes
-one WebSocket at a time (an unknown or taken one: a SESSION_ERROR frame, then 1008).
+one WebSocket at a time (an unknown or taken one, or one whose owner token the handshake's
+``X-Session-Token`` header does not present when the owner check is on: a SESSION_ERROR frame,
+then 1008).
 
 Client -> server: ``{"type": "reset", "data": {seed?, episode_id?, ...options}}``, ``{"type":
 "step", "data": {...action}}``, ``{"type": "state"}``, ``{"type": "close"}`` and ``{"type": "mcp",
@@ -29,6 +31,7 @@ from envkit.server.bodies import ResetRequest
 from envkit.server.errors import CapacityError, ErrorCode, UnknownSessionError, error_payload
 from envkit.server.jsontext import dumps, loads
 from envkit.server.service import EnvService, Service
+from envkit.server.sessions import SessionTokenError, current_token
 
 __all__ = ["CLOSE_POLICY", "CLOSE_TOO_BIG", "CLOSE_TRY_AGAIN_LATER", "answer", "router"]
 
@@ -46,14 +49,15 @@ async def env_socket(websocket: WebSocket, service: Service) -> None:
     try:  # on a worker: either may sweep idle sessions, and closing their envs may take a while
         if attach_to is None:
             session = await run_in_threadpool(service.store.create, pinned=True)
+            current_token.set(session.token)  # this connection's calls present its own token
         else:
             session = await run_in_threadpool(service.store.attach, attach_to)
-    except (CapacityError, UnknownSessionError) as error:
+    except (CapacityError, UnknownSessionError, SessionTokenError) as error:
         await websocket.send_text(dumps(_frame("error", error_payload(error)[1])))
         if isinstance(error, CapacityError):
             await websocket.close(CLOSE_TRY_AGAIN_LATER, "no session slot is free")
         else:
-            await websocket.close(CLOSE_POLICY, "no such session to attach to, or it is taken")
+            await websocket.close(CLOSE_POLICY, "no such session to attach to, or not for you")
         return
     limit = websocket.app.state.limits.max_message_bytes
     try:
@@ -84,7 +88,7 @@ async def env_socket(websocket: WebSocket, service: Service) -> None:
         pass
     finally:
         if attach_to is None:
-            await run_in_threadpool(service.store.close, session.id)
+            await run_in_threadpool(service.store.close, session.id, token=session.token)
         else:
             service.store.detach(session)
 

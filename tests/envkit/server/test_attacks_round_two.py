@@ -9,16 +9,20 @@ refused, on every server that ``envkit.server`` builds.
 
 from __future__ import annotations
 
+import json
+import logging
 import socket
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 from websockets.frames import Frame, Opcode
 
 from chess_env.serving.app import create_chess_app
@@ -378,3 +382,138 @@ def test_a_live_server_redirects_relatively() -> None:
     with live_address(create_chess_app(service=True)) as address:
         reply = httpx.get(f"http://{address}/viewer", headers=EVIL)
     assert reply.status_code == 307 and reply.headers["location"] == "/viewer/"
+
+
+# -- session ids: out of the access log, and (optionally) of use to their owner only -----------
+
+
+class Recorded(logging.Handler):
+    """Every record its loggers pass on, as the log would print it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+def test_session_ids_stay_out_of_the_access_log() -> None:
+    from websockets.sync.client import connect
+
+    recorded = Recorded()
+    loggers = [logging.getLogger(name) for name in ("uvicorn.access", "uvicorn.error")]
+    with live_address(create_chess_app()) as address, httpx.Client() as http:
+        for logger in loggers:  # once uvicorn has configured its logging, which drops handlers
+            logger.addHandler(recorded)
+        try:
+            session = http.post(f"http://{address}/reset", json={}).json()["session_id"]
+            assert http.get(f"http://{address}/state?session_id={session}").status_code == 200
+            with connect(f"ws://{address}/ws?session_id={session}", open_timeout=10) as ws:
+                ws.send('{"type": "state"}')
+                assert json.loads(ws.recv(timeout=10))["type"] == "state"
+        finally:
+            for logger in loggers:
+                logger.removeHandler(recorded)
+    lines = "\n".join(recorded.lines)
+    assert '"GET /state HTTP/1.1" 200' in lines and '"WebSocket /ws"' in lines, lines
+    assert session not in lines
+
+
+def owned_session(client: TestClient) -> tuple[str, dict[str, str]]:
+    """A new session's id, and the header that proves its ownership."""
+    reply = client.post("/reset", json={"seed": 1}).json()
+    return reply["session_id"], {"X-Session-Token": reply["session_token"]}
+
+
+def forbidden(reply: httpx.Response, token: str) -> bool:
+    """Whether ``reply`` refuses a use of a session without its token, telling no secret."""
+    body = reply.json()
+    return (
+        reply.status_code == 403
+        and (body["code"], body["reason"]) == ("SESSION_ERROR", "session_token")
+        and token not in reply.text
+    )
+
+
+@pytest.fixture
+def guarded() -> TestClient:
+    return TestClient(create_chess_app(session_owner_check=True))
+
+
+def test_without_the_owner_check_a_session_has_no_token() -> None:
+    client = TestClient(create_chess_app())
+    reply = client.post("/reset", json={}).json()
+    assert "session_token" not in reply
+    step = {"action": {"move": "e4"}, "session_id": reply["session_id"]}
+    assert client.post("/step", json=step).status_code == 200
+
+
+@pytest.mark.parametrize("sent", [None, "wrong", "s" * 43])
+def test_the_owner_check_refuses_http_uses_without_the_token(
+    guarded: TestClient, sent: str | None
+) -> None:
+    session, owner = owned_session(guarded)
+    token = owner["X-Session-Token"]
+    other = {} if sent is None else {"X-Session-Token": sent}
+    step = {"action": {"move": "e4"}, "session_id": session}
+    uses: list[Callable[[dict[str, str]], httpx.Response]] = [
+        lambda headers: guarded.post("/step", json=step, headers=headers),
+        lambda headers: guarded.get("/state", params={"session_id": session}, headers=headers),
+        lambda headers: guarded.get("/state", headers={"X-Session-Id": session, **headers}),
+        lambda headers: guarded.post("/reset", json={"session_id": session}, headers=headers),
+    ]
+    for use in uses:
+        assert forbidden(use(other), token)
+    assert [use(owner).status_code for use in uses] == [200, 200, 200, 200]
+    assert forbidden(guarded.delete(f"/sessions/{session}", headers=other), token)
+    assert guarded.delete(f"/sessions/{session}", headers=owner).status_code == 204
+
+
+def test_the_owner_check_guards_websocket_attach(guarded: TestClient) -> None:
+    session, owner = owned_session(guarded)
+    with guarded.websocket_connect(f"/ws?session_id={session}") as ws:
+        refusal = ws.receive_json()
+        assert refusal["data"]["code"] == "SESSION_ERROR"
+        assert refusal["data"]["reason"] == "session_token"
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_json()
+        assert closed.value.code == 1008
+    with guarded.websocket_connect(f"/ws?session_id={session}", headers=owner) as ws:
+        ws.send_json({"type": "step", "data": {"move": "e4"}})
+        assert ws.receive_json()["type"] == "observation"
+    with guarded.websocket_connect("/ws") as ws:  # a socket's own session needs no token
+        ws.send_json({"type": "reset", "data": {}})
+        assert ws.receive_json()["type"] == "observation"
+        ws.send_json({"type": "step", "data": {"move": "e4"}})
+        assert ws.receive_json()["type"] == "observation"
+        call = {"name": "move", "arguments": {"move": "d4"}}
+        ws.send_json(
+            {
+                "type": "mcp",
+                "data": {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call},
+            }
+        )
+        assert ws.receive_json()["data"]["result"]["isError"] is False
+
+
+def test_the_owner_check_guards_mcp_calls(guarded: TestClient) -> None:
+    def rpc(method: str, params: dict[str, object], **headers: str) -> dict[str, Any]:
+        request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        reply = guarded.post("/mcp", json=request, headers=headers)
+        assert reply.status_code == 200, reply.text
+        return dict(reply.json())
+
+    created = rpc("openenv/session/create", {"seed": 1})["result"]
+    session, token = created["session_id"], created["session_token"]
+    call = {"name": "move", "arguments": {"move": "e4"}, "session_id": session}
+    refused = rpc("tools/call", call)["error"]
+    assert refused["data"]["reason"] == "session_token" and token not in json.dumps(refused)
+    assert rpc("tools/call", call, **{"X-Session-Token": token})["result"]["isError"] is False
+    in_params = {**call, "arguments": {"move": "e5"}, "session_token": token}
+    assert rpc("tools/call", in_params)["result"]["isError"] is False
+    assert rpc("openenv/session/close", {"session_id": session})["error"]["data"]["reason"] == (
+        "session_token"
+    )
+    closing = {"session_id": session, "session_token": token}
+    assert rpc("openenv/session/close", closing)["result"]["closed"] is True
