@@ -55,7 +55,7 @@ def test_chess_and_world_steps_are_written_alike() -> None:
     for _ in range(40):
         move = rng.choice(results[-1].observation.legal_moves)
         results.append(chess_adapter.step(ChessAction(move=move)))
-    world = WorldAdapter("trade")
+    world = WorldAdapter("trade", client_seeds=True)
     results.append(world.reset(seed=0))
     rest = {"verb": "rest", "good": "food", "target_town": "Capital", "amount": 0.0}
     results += [world.step(world.action_model.model_validate(rest)) for _ in range(3)]

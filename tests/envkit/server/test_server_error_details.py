@@ -140,7 +140,7 @@ def capped(body: dict[str, Any], sent: bytes) -> None:
 
 
 def test_a_long_error_list_is_capped_over_http_websocket_and_mcp() -> None:
-    client = TestClient(create_world_app("trade"))
+    client = TestClient(create_world_app("trade", client_seeds=True))
     session = client.post("/reset", json={"seed": 0}).json()["session_id"]
     sent = json.dumps({"action": MANY_UNKNOWN, "session_id": session}).encode()
     reply = client.post("/step", content=sent, headers={"Content-Type": "application/json"})

@@ -21,6 +21,9 @@ const replayer = new Replayer(holder);
 
 let file = { name: "", text: "", format: "pgn" };
 let reply = null;
+// Where the windows shown before this one started: a reply may hold fewer than WINDOW games
+// (the server stops after a window's worth of plies), so "earlier" goes back by these.
+let starts = [];
 
 function showMessage(text) {
   message.textContent = text;
@@ -72,7 +75,8 @@ async function load(start) {
   list.replaceChildren(...reply.games.map(row));
   const last = reply.start + reply.games.length;
   pickerSummary.textContent = `${file.name}: ${reply.total} game${reply.total === 1 ? "" : "s"}`;
-  windowLabel.textContent = reply.total > WINDOW ? `games ${reply.start + 1}–${last} of ${reply.total}` : "";
+  const paged = reply.start > 0 || last < reply.total;
+  windowLabel.textContent = paged ? `games ${reply.start + 1}–${last} of ${reply.total}` : "";
   earlier.hidden = reply.start === 0;
   later.hidden = last >= reply.total;
   picker.hidden = false;
@@ -90,13 +94,18 @@ fileInput.addEventListener("change", async () => {
   }
   file = { name: chosen.name, text, format: formatOf(chosen.name, text) };
   fileInput.blur(); // the arrow keys step through the game, not the form
+  starts = [];
   await load(0);
 });
 formatSelect.addEventListener("change", () => {
   if (file.text) {
     file.format = formatOf(file.name, file.text);
+    starts = [];
     load(0);
   }
 });
-earlier.addEventListener("click", () => load(Math.max(0, reply.start - WINDOW)));
-later.addEventListener("click", () => load(reply.start + WINDOW));
+earlier.addEventListener("click", () => load(starts.pop() ?? 0));
+later.addEventListener("click", () => {
+  starts.push(reply.start);
+  load(reply.start + reply.games.length);
+});
