@@ -101,6 +101,10 @@ _UPSERT_SETUP = """
 INSERT INTO setups (game_id, agents, service_data) VALUES (?, ?, ?)
 ON CONFLICT (game_id) DO UPDATE SET agents = excluded.agents, service_data = excluded.service_data
 """
+_NEWEST_ARCHIVED = """
+UPDATE games SET archived = (SELECT COALESCE(MAX(archived), 0) + 1 FROM games), live = ?
+WHERE game_id = ?
+"""
 _LISTED = (
     "game_id, white, black, white_player, black_player, status, result, termination, plies, "
     "started_at, ended_at"
@@ -185,11 +189,7 @@ class ArchiveDatabase:
         try:
             with self._transaction():
                 self._write(game, aborted=aborted, written=None, service_data=service_data)
-                self._connection.execute(
-                    "UPDATE games SET archived = (SELECT COALESCE(MAX(archived), 0) + 1 "
-                    "FROM games), live = ? WHERE game_id = ?",
-                    (0 if leaving else 1, game.game_id),
-                )
+                self._connection.execute(_NEWEST_ARCHIVED, (not leaving, game.game_id))
         finally:
             self._connection.execute("PRAGMA synchronous = NORMAL")
 
@@ -220,11 +220,7 @@ class ArchiveDatabase:
                     continue
                 self._connection.execute("DELETE FROM moves WHERE game_id = ?", (game.game_id,))
                 self._write(game, aborted=False, written=None, service_data=None)
-                self._connection.execute(
-                    "UPDATE games SET archived = (SELECT COALESCE(MAX(archived), 0) + 1 "
-                    "FROM games), live = 0 WHERE game_id = ?",
-                    (game.game_id,),
-                )
+                self._connection.execute(_NEWEST_ARCHIVED, (False, game.game_id))
                 games += 1
         return ImportedArchive(games, skipped)
 
@@ -288,13 +284,16 @@ class ArchiveDatabase:
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
+        """One write transaction, rolled back on any failure, its commit's too (a full disk
+        fails there), so that the next one can begin."""
         self._begin()
         try:
             yield
+            self._connection.execute("COMMIT")
         except BaseException:
-            self._connection.execute("ROLLBACK")
+            if self._connection.in_transaction:  # SQLite may have rolled it back itself
+                self._connection.execute("ROLLBACK")
             raise
-        self._connection.execute("COMMIT")
 
     def _write(
         self,

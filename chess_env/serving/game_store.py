@@ -13,7 +13,8 @@
   activity for as long. A game's sessions go with it.
 - With ``archive_dir``, the games are kept in its database, ``games.sqlite3``
   (``chess_env.serving.archive_db``), as they change: every change writes its game's row and new
-  moves, so a server that is killed loses no move it answered. A new manager on the directory
+  moves before it returns, so a server that is killed loses no move it answered (a power cut
+  may lose the last ones). A new manager on the directory
   resumes the unfinished, non-aborted games the last one held, ids unchanged, with new sessions
   (``resumed_games``, with what the service attached: ``attach_service_data``); ``resume=False``
   archives them instead.
@@ -35,7 +36,7 @@
   memory, so ``create_game`` raises ``ArchiveError`` instead of making room. ``close()`` drops
   every game, then raises ``ArchiveError`` naming those it could not archive (their rows stay
   in the database: the next start resumes or archives them). A change that cannot be written to
-  the database is logged; the game plays on, and its next change writes it whole.
+  the database is logged; the game plays on, and its next change written adds what it missed.
 - Thread-safe: a move is checked outside the lock (it takes a millisecond or more), and checked
   again should its game have changed meanwhile, so no game's move waits for another's.
 - ``UnknownGameError`` and ``SessionNotFoundError``: ``KeyError`` subclasses naming the id (the

@@ -108,3 +108,28 @@ def test_an_archive_from_before_the_database_is_imported_at_start(
     assert (tmp_path / "games.jsonl").read_text() == old
     StateManager(archive_dir=tmp_path).close()  # imported once: the database has games now
     assert len(archive.latest()) == 2
+
+
+def test_a_really_full_database_fails_each_write_cleanly_and_the_next_succeeds(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SQLite's own SQLITE_FULL, from a page limit on the store's connection (root writes past
+    any disk quota here): each failed write is rolled back, so later ones can begin."""
+    manager = StateManager(archive_dir=tmp_path, clock=FakeClock())
+    connection = manager._database._connection  # type: ignore[union-attr]
+    (pages,) = connection.execute("PRAGMA page_count").fetchone()
+    connection.execute(f"PRAGMA max_page_count = {pages}")
+    with caplog.at_level(logging.WARNING, "chess_env.serving.game_store"):
+        game_id = manager.create_game(WHITE, BLACK).game_id  # its rows do not fit
+        for move in FOOLS_MATE:
+            manager.apply_move(game_id, move)  # played all the same; the last one ends it
+    assert "(database or disk is full)" in caplog.text
+    assert manager.unarchived == (game_id,)
+    connection.execute(f"PRAGMA max_page_count = {pages * 100}")
+    other = manager.create_game(WHITE, BLACK).game_id  # the finished game's record first
+    assert manager.unarchived == ()
+    manager.apply_move(other, "e4")
+    manager.close()
+    archive = GameArchive(tmp_path)
+    assert [game.game_id for game in archive.latest()] == [other, game_id]
+    assert archive.find(game_id).status == "checkmate"  # type: ignore[union-attr]
