@@ -48,6 +48,7 @@ __all__ = [
     "RateLimit",
     "RateLimiter",
     "SessionTokens",
+    "route_path",
 ]
 
 EXEMPT_PATHS = frozenset({"/health"})
@@ -142,7 +143,7 @@ class RateLimit:
         self.app, self.limiter = app, limiter
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or _route_path(scope) in EXEMPT_PATHS:
+        if scope["type"] not in ("http", "websocket") or route_path(scope) in EXEMPT_PATHS:
             await self.app(scope, receive, send)
             return
         key = _client_ip(scope)
@@ -263,7 +264,7 @@ class BearerAuth:
         self.app, self.token = app, token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or _route_path(scope) in EXEMPT_PATHS:
+        if scope["type"] not in ("http", "websocket") or route_path(scope) in EXEMPT_PATHS:
             await self.app(scope, receive, send)
             return
         header = dict(scope["headers"]).get(b"authorization")
@@ -284,8 +285,8 @@ class BearerAuth:
         return scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), self.token)
 
 
-def _route_path(scope: Scope) -> str:
-    """The path the router matches: without the ``root_path`` the app is mounted under."""
+def route_path(scope: Scope) -> str:
+    """The path the app's routes match: without the ``root_path`` it is mounted under."""
     path, root = scope.get("path", ""), scope.get("root_path", "")
     return path[len(root) :] if root and path.startswith(root) else path
 

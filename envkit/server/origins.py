@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from envkit.server.access import route_path
 from envkit.server.errors import ErrorCode, ErrorDetail, InvalidJsonError, error_payload
 from envkit.server.jsontext import NonFiniteNumberError, loads
 from envkit.server.limits import replay_body
@@ -200,7 +201,7 @@ class JsonBodies:
             body = {"detail": message, "code": ErrorCode.UNSUPPORTED_MEDIA_TYPE.value}
             await JSONResponse(body, status_code=415)(scope, receive, send)
             return
-        if not _read_as_json(scope) or _route_path(scope) in self.own_parsers:
+        if not _read_as_json(scope) or route_path(scope) in self.own_parsers:
             await self.app(scope, receive, send)
             return
         scope[_CHECKED] = True  # an app mounted inside reads no body twice
@@ -259,12 +260,6 @@ async def _refuse_number(
     status, body = error_payload(refusal)
     reply = JSONResponse({"detail": body.pop("message"), **body}, status_code=status)
     await reply(scope, receive, send)
-
-
-def _route_path(scope: Scope) -> str:
-    """The path the app's routes match: without the ``root_path`` it is mounted under."""
-    path, root = scope.get("path", ""), scope.get("root_path", "")
-    return path[len(root) :] if root and path.startswith(root) else path
 
 
 def _declares_json(scope: Scope) -> bool:
