@@ -23,12 +23,12 @@ from starlette.routing import Mount
 from chess_env.__main__ import main
 from chess_env.core.game import Game
 from chess_env.serving.app import SERVICE_PATH, create_chess_app
-from chess_env.serving.game_store import StateManager
+from chess_env.serving.game_store import ARCHIVE_FILES, StateManager
 from chess_env.serving.service import create_chess_service_app
 from chess_env.serving.service.app import ARCHIVE_RETRY_AFTER
 
 sys.path.insert(0, str(Path(__file__).parents[3] / "support"))
-from archive_faults import Faults, faulty_archive
+from archive_faults import DISK_FULL, Faults, faulty_archive
 from live_server import live_server
 
 # White (a server player) to move, and every move ends the game: the fifty-move rule.
@@ -76,7 +76,8 @@ def check_refusal(reply: httpx.Response, archive: Path) -> None:
     body = reply.json()
     assert body == {**body, "code": "CAPACITY_REACHED", "reason": "archive_unavailable"}
     assert sorted(body) == ["code", "detail", "reason"]
-    assert "No space left on device" in body["detail"] and str(archive) not in reply.text
+    assert any(reason in body["detail"] for reason in ("No space left on device", DISK_FULL))
+    assert str(archive) not in reply.text
     assert reply.headers["Retry-After"] == str(ARCHIVE_RETRY_AFTER)
 
 
@@ -96,9 +97,9 @@ def test_an_unwritable_archive_is_refused_at_start_in_one_line(
 def test_200_games_through_a_full_disk_are_archived_once_each(
     tmp_path: Path, faults: Faults
 ) -> None:
-    """The disk fails for the PGN only (records half written), then for both files, then
-    recovers. Meanwhile a new game that needs room is refused, and no game leaves memory
-    unarchived."""
+    """The disk fails for the PGN only (records half written), then for both exports, then for
+    the database too, then recovers. Meanwhile a new game that needs room is refused, and no
+    game leaves memory unarchived."""
     manager = StateManager(max_games=5, archive_dir=tmp_path)
     seen: set[str] = set()  # every game that was in memory
 
@@ -120,7 +121,7 @@ def test_200_games_through_a_full_disk_are_archived_once_each(
     with served as (_, address), httpx.Client(base_url=f"http://{address}") as client:
         while len(seen) < 50:
             assert create(client)
-        for failing in ({"games.pgn"}, {"games.jsonl", "games.pgn"}):
+        for failing in ({"games.pgn"}, {"games.jsonl", "games.pgn"}, set(ARCHIVE_FILES)):
             faults.failing = failing
             for _ in range(10):
                 while create(client):
