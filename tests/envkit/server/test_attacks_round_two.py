@@ -28,7 +28,7 @@ from websockets.frames import Frame, Opcode
 from chess_env.serving.app import create_chess_app
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
-from live_server import live_address
+from live_server import live_address, live_process, rss_kib
 
 PENDING_LIMIT = 64 * 1024
 PINGS_PER_WRITE = 500
@@ -95,6 +95,18 @@ def test_a_ping_flood_that_never_reads_is_closed_and_frees_its_session(ws: str) 
         assert wait_until(lambda: len(store) == 0)  # the session went with the connection
         with httpx.Client() as http:  # and the server serves on
             assert http.post(f"http://{address}/reset", json={}).status_code == 200
+
+
+def test_ping_floods_on_the_served_default_leave_the_memory_flat() -> None:
+    with live_process("chess_env") as (server, address):
+        with open_websocket(address, "/ws") as warm_up:  # what serving a socket loads
+            warm_up.sendall(PING)
+        before = rss_kib(server.pid)
+        sockets = [open_websocket(address, "/ws") for _ in range(3)]
+        for sock in sockets:  # each until it is dropped (unbounded, 26 MB of pongs were held)
+            with sock:
+                assert flood_with_pings(sock) < MOST_PINGS
+        assert rss_kib(server.pid) - before < 8 * 1024, (before, rss_kib(server.pid))
 
 
 def test_a_spectator_s_ping_flood_is_closed_too() -> None:
