@@ -64,7 +64,8 @@ def create_chess_service_app(
     Args:
         state_manager: where the games live; default a new ``StateManager(max_games,
             archive_dir=archive_dir)`` (``archive_dir`` and ``max_games`` are for that one only).
-        archive_dir: where finished, evicted and (at shutdown) unfinished games are appended.
+        archive_dir: where the games are kept as they change and archived (``games.sqlite3``,
+            with ``games.jsonl`` and ``games.pgn`` as exports; ``game_store.StateManager``).
         max_games: games held at once; to make room the least recently updated finished (or
             aborted) game goes, never a live one (503 "games_full" when all are live).
         cleanup_interval: seconds between two sweeps for idle games (default 60); the idle
