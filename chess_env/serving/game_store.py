@@ -436,8 +436,11 @@ class StateManager:
             finally:
                 for store in (self._games, self._sessions, self._session_of, self._unwritten):
                     store.clear()
-                for kept in (self._recorded, self._aborted, self._service_data, self._written):
+                for kept in (self._service_data, self._written):
                     kept.clear()
+                for ids in (self._recorded, self._aborted, self._unsaved):
+                    ids.clear()
+                self._resumed.clear()
                 if self._database is not None:
                     self._database.close()
                 self._closed = True
