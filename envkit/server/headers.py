@@ -16,7 +16,7 @@ browser.
   ``blob:`` (ReDoc's search); no page may frame it.
 - Redirects stay on the server: Starlette writes the ``Location`` of its slash redirects
   (``/viewer`` to ``/viewer/``, ``/health/`` to ``/health``) as an absolute URL built from the
-  request's ``Host`` header, so a request naming ``evil.example`` was sent there. A
+  request's ``Host`` header, which would send a request naming ``evil.example`` there. A
   ``Location`` on the request's own scheme and host is made relative: its path and query.
 
 ``create_app`` installs it outside every other middleware but the proxy headers' (whose
