@@ -37,7 +37,7 @@ from multiagent.errors import StateValidationError
 from multiagent.observability import ObservabilityPlan, observe_all
 from multiagent.observation_layout import ObservationLayout
 from multiagent.recording import EpisodeLog, EpisodeRecorder, Record
-from multiagent.spaces import from_space_value, ordered_dict, space_for, to_space_value
+from multiagent.spaces import from_space_value, ordered_dict, seed_space, space_for, to_space_value
 from multiagent.state import (
     StateValidator,
     create_agent_state_model,
@@ -218,7 +218,8 @@ class WorldEnv(ParallelEnv):
         self.seed_value = int(seed)
         self.rng = np.random.default_rng(self.seed_value)
         for agent in self.possible_agents:
-            self._action_spaces[agent].seed(int(self.rng.integers(2**31)))
+            drawn = int(self.rng.integers(2**31))  # one draw each, as the dynamics expect
+            seed_space(self._action_spaces[agent], np.random.default_rng([self.seed_value, drawn]))
         self.world = initial_state(self.config)
         self.agents = list(self.possible_agents)
         observations = self._observations()

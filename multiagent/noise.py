@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from multiagent.dict_builders import dict_builder
+from multiagent.portable_math import cos_of_turns, log_of_one_minus
 from multiagent.variables import VariableDefinition
 
 __all__ = [
@@ -557,8 +558,9 @@ def _noisy(
         # Box-Muller needs a second uniform for every numeric entry.
         numeric = np.broadcast_to(facts.kinds <= _INT, shape)
         second = _uniform(_splitmix64(bits[numeric]))
-        radius = np.sqrt(-2.0 * np.log1p(-first[numeric]))
-        error = radius * np.cos(2.0 * np.pi * second)
+        # The same bits on every machine: numpy's own log1p and cos differ by CPU.
+        radius = np.sqrt(-2.0 * log_of_one_minus(first[numeric]))
+        error = radius * cos_of_turns(second)
         result = values.copy()
         scaled = values[numeric] * (1.0 + np.broadcast_to(level, shape)[numeric] * error)
         integer = np.broadcast_to(facts.kinds == _INT, shape)[numeric]

@@ -46,6 +46,7 @@ __all__ = [
     "BoundedSequence",
     "from_space_value",
     "ordered_dict",
+    "seed_space",
     "space_for",
     "to_space_value",
     "zero_value",
@@ -310,3 +311,29 @@ def _encode_key(defn: VariableDefinition, key: Any) -> Any:
 
 def _decode_key(defn: VariableDefinition, key: Any) -> str | int:
     return str(key) if defn.key_type == "str" else int(_scalar(key))
+
+
+def seed_space(space: spaces.Space[Any], source: np.random.Generator) -> None:
+    """Seed ``space`` and each of its parts with a 63-bit seed drawn from ``source``.
+
+    Gymnasium seeds the parts of a ``Dict`` or ``Tuple`` with 31-bit seeds of their own: few
+    enough to search from the samples a client sees (another agent's random actions), which
+    would let it predict the next ones. Seeded here, a part's samples follow from ``source``.
+
+    Example:
+        >>> space = spaces.Dict({"move": spaces.Discrete(4), "amount": spaces.Discrete(9)})
+        >>> seed_space(space, np.random.default_rng(0)); first = space.sample()
+        >>> seed_space(space, np.random.default_rng(0)); first == space.sample()
+        True
+    """
+    space.seed(int(source.integers(2**63)))
+    if isinstance(space, spaces.Dict):
+        for part in space.spaces.values():
+            seed_space(part, source)
+    elif isinstance(space, spaces.Tuple):
+        for part in space.spaces:
+            seed_space(part, source)
+    elif isinstance(space, spaces.Sequence | spaces.OneOf):
+        parts = space.spaces if isinstance(space, spaces.OneOf) else (space.feature_space,)
+        for part in parts:
+            seed_space(part, source)
