@@ -27,7 +27,9 @@ Example:
 from __future__ import annotations
 
 import functools
+import inspect
 import os
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 import chess
@@ -48,7 +50,7 @@ from chess_env.errors import (
     PlayerSpecError,
     StockfishNotFoundError,
 )
-from chess_env.serving.game_store import DEFAULT_MAX_ARCHIVE_BYTES
+from chess_env.serving.game_store import DEFAULT_MAX_ARCHIVE_BYTES, DEFAULT_MAX_PLIES
 from chess_env.serving.thinking import (
     ENGINE_RETRY_AFTER,
     QUICK_PLAYERS,
@@ -452,6 +454,7 @@ def create_chess_app(
     max_spectators_per_client: int = 16,
     max_archive_bytes: int | None = DEFAULT_MAX_ARCHIVE_BYTES,
     resume_games: bool = True,
+    max_plies: int | None = DEFAULT_MAX_PLIES,
     **settings: Any,
 ) -> FastAPI:
     """The chess server app; ``settings`` go to ``envkit.server.create_app`` (``max_sessions``,
@@ -476,12 +479,15 @@ def create_chess_app(
     ``max_spectators_per_client`` spectator streams, and any game ``max_spectators_per_game``.
     With an ``archive_dir``: ``max_archive_bytes`` the archive may take (1 GiB; None: no
     limit), and ``resume_games``: whether the unfinished games of the last server on the
-    directory are resumed (``chess_env.serving.game_store.StateManager``).
+    directory are resumed (``chess_env.serving.game_store.StateManager``). Every service game
+    ends as a draw at ``max_plies`` plies (default ``DEFAULT_MAX_PLIES``, 1,000; None: no cap).
+    The caller's own ``on_shutdown``, if any, runs after the server's.
     """
     budget = ThinkingBudget(thinking)
     adapters = functools.partial(ChessAdapter, budget=budget)
+    on_shutdown = settings.pop("on_shutdown", None)
     if not (service or archive_dir is not None):
-        return create_app(adapters, on_shutdown=budget.close, **settings)
+        return create_app(adapters, on_shutdown=_then(budget.close, on_shutdown), **settings)
     from chess_env.serving.game_store import StateManager
     from chess_env.serving.service import create_chess_service_app
     from chess_env.serving.service.app import close_service
@@ -493,6 +499,7 @@ def create_chess_app(
         archive_dir=archive_dir,
         max_archive_bytes=max_archive_bytes,
         resume=resume_games,
+        max_plies=max_plies,
     )
     games = create_chess_service_app(
         state_manager=manager,
@@ -512,10 +519,36 @@ def create_chess_app(
         finally:
             budget.close()
 
-    app = create_app(adapters, on_shutdown=closing, **settings)
+    app = create_app(
+        adapters,
+        on_startup=games.state.chess_service.start,  # a mounted app's lifespan does not run
+        on_shutdown=_then(closing, on_shutdown),
+        **settings,
+    )
     app.mount(SERVICE_PATH, games)
     mount_viewer(app, games.state.chess_service, allow_origins=settings.get("allow_origins", ()))
     return app
+
+
+def _then(
+    first: Callable[[], Any], then: Callable[[], Any] | None
+) -> Callable[[], Awaitable[None]]:
+    """One shutdown hook: ``first``, then the caller's own ``then`` (either may be a coroutine
+    function), ``then`` even when ``first`` fails."""
+
+    async def both() -> None:
+        try:
+            await _finish(first())
+        finally:
+            if then is not None:
+                await _finish(then())
+
+    return both
+
+
+async def _finish(result: Any) -> None:
+    if inspect.isawaitable(result):
+        await result
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000, **settings: Any) -> None:

@@ -66,6 +66,7 @@ from chess_env.serving.archive_db import DATABASE_FILE, ArchiveDatabase, LiveRow
 __all__ = [
     "ARCHIVE_FILES",
     "DEFAULT_MAX_ARCHIVE_BYTES",
+    "DEFAULT_MAX_PLIES",
     "EXPORT_FILES",
     "MAX_RETRY_AFTER",
     "ArchiveError",
@@ -85,6 +86,7 @@ EXPORT_FILES = ("games.jsonl", "games.pgn")
 # that a record is begun (and its game may leave memory) once the archive of record has it.
 ARCHIVE_FILES = (DATABASE_FILE, *EXPORT_FILES)
 DEFAULT_MAX_ARCHIVE_BYTES = 1 << 30
+DEFAULT_MAX_PLIES = 1_000  # a server's cap on a game (the longest tournament game had 538)
 MAX_RETRY_AFTER = 60  # seconds: a game may end and free its place any moment before going idle
 
 
@@ -201,6 +203,8 @@ class StateManager:
             limit); see ``archive_size``.
         resume: whether the unfinished, non-aborted games the last manager on ``archive_dir``
             held are resumed (default) or archived as they are.
+        max_plies: every new game ends as a draw at this many plies (termination "max_plies";
+            ``Game.new``); None (the default): no cap.
 
     Example:
         >>> agent = dict(personality="balanced", model_name="m", system_prompt="Play well.")
@@ -222,6 +226,7 @@ class StateManager:
         *,
         max_archive_bytes: int | None = DEFAULT_MAX_ARCHIVE_BYTES,
         resume: bool = True,
+        max_plies: int | None = None,
     ) -> None:
         if max_games < 1:
             raise ValueError(f"max_games must be at least 1, got {max_games}")
@@ -231,11 +236,14 @@ class StateManager:
             raise ValueError(f"idle_timeout must be positive, got {idle_timeout}")
         if max_archive_bytes is not None and max_archive_bytes < 1:
             raise ValueError(f"max_archive_bytes must be positive or None, got {max_archive_bytes}")
+        if max_plies is not None and max_plies < 1:
+            raise ValueError(f"max_plies must be positive or None, got {max_plies}")
         self.max_games = max_games
         self.idle_timeout = idle_timeout
         self.archive_dir = None if archive_dir is None else Path(archive_dir)
         self.max_archive_bytes = max_archive_bytes
         self.resume = resume
+        self.max_plies = max_plies
         self._clock = clock
         self._games: dict[str, Game] = {}
         self._sessions: dict[str, GameSession] = {}
@@ -269,7 +277,8 @@ class StateManager:
         """
         with self._lock:
             now = self._now()
-            game = Game.new(white, black, fen, at=now)  # first: a bad FEN evicts nothing
+            # First: a bad FEN evicts nothing.
+            game = Game.new(white, black, fen, at=now, max_plies=self.max_plies)
             self._retry_archive()
             self._drop_idle(now)
             while len(self._games) >= self.max_games:

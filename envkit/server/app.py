@@ -64,6 +64,7 @@ def create_app(
     rate_limit: int | None = None,
     forwarded_allow_ips: str | Sequence[str] | None = None,
     token: str | None = None,
+    on_startup: Callable[[], Any] | None = None,
     on_shutdown: Callable[[], Any] | None = None,
     busy_poll: float = DEFAULT_BUSY_POLL_S,
     allow_origins: Sequence[str] = (),
@@ -95,6 +96,8 @@ def create_app(
             per-client session cap count by that client.
         token: when set, every route but ``/health`` (``/docs`` and ``/openapi.json`` too) needs
             ``Authorization: Bearer <token>``: 401 without it, and WebSocket handshakes close 1008.
+        on_startup: called once when the app starts, before it serves (to start the background
+            work of what it mounts; it may be a coroutine function).
         on_shutdown: called once when the app stops, after every session's env is closed (to
             flush what the envs recorded; it may be a coroutine function); uvicorn lets in-flight
             requests finish before that.
@@ -131,6 +134,10 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if on_startup is not None:
+            result = on_startup()
+            if inspect.isawaitable(result):
+                await result
         yield
         try:
             store.close_all()

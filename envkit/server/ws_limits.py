@@ -10,10 +10,10 @@ Why: a message the app sends waits until the transport's write buffer drains (ba
 but uvicorn answers each ping with a pong written to the transport at once, whatever the
 buffer holds. Without a bound, a client that sends pings and never reads has the server buffer
 every pong, hundreds of MB on one socket, on routes that need no session slot (a game's
-spectator events) as on the others. The check runs after each read, where pongs are written: a read of at most
-256 KiB of pings adds about as much to the buffer, so a connection holds at most that much
-over the limit before it goes. It is aborted, not closed: a close waits for the buffer to
-drain, which a client that does not read never lets happen; an abort frees it at once.
+spectator events) as on the others. The check runs after each read, where pongs are written:
+a read of at most 256 KiB of pings adds about as much to the buffer, so a connection holds at
+most that much over the limit before it goes. It is aborted, not closed: a close waits for the
+buffer to drain, which a client that does not read never lets happen; an abort frees it at once.
 
 uvicorn's WebSocket protocols: "auto" takes websockets-sansio (websockets is in the ``server``
 extra), which like wsproto writes pongs at once; the deprecated legacy "websockets" waits for

@@ -18,7 +18,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-from chess_env.serving.game_store import ArchiveError, GamesFullError, StateManager
+from chess_env.serving.game_store import (
+    DEFAULT_MAX_PLIES,
+    ArchiveError,
+    GamesFullError,
+    StateManager,
+)
 from chess_env.serving.service.bodies import Listing
 from chess_env.serving.service.core import ChessService
 from chess_env.serving.service.errors import games_full
@@ -29,6 +34,7 @@ from chess_env.serving.thinking import ThinkingBudget
 from envkit.server.access import ClientAddress
 from envkit.server.bodies import ErrorResponse
 from envkit.server.errors import ErrorCode, ServiceError, error_headers, error_payload
+from envkit.server.headers import ReplyHeaders
 from envkit.server.limits import BodySizeLimit, Limits
 from envkit.server.origins import JsonBodies, OriginCheck
 from envkit.server.replies import CodedErrors
@@ -63,7 +69,8 @@ def create_chess_service_app(
 
     Args:
         state_manager: where the games live; default a new ``StateManager(max_games,
-            archive_dir=archive_dir)`` (``archive_dir`` and ``max_games`` are for that one only).
+            archive_dir=archive_dir, max_plies=DEFAULT_MAX_PLIES)`` (``archive_dir`` and
+            ``max_games`` are for that one only).
         archive_dir: where the games are kept as they change and archived (``games.sqlite3``,
             with ``games.jsonl`` and ``games.pgn`` as exports; ``game_store.StateManager``).
         max_games: games held at once; to make room the least recently updated finished (or
@@ -85,7 +92,9 @@ def create_chess_service_app(
     if state_manager is not None and archive_dir is not None:
         raise ValueError("archive_dir is for the default StateManager; set it on yours instead")
     if state_manager is None:
-        state_manager = StateManager(max_games=max_games, archive_dir=archive_dir)
+        state_manager = StateManager(
+            max_games=max_games, archive_dir=archive_dir, max_plies=DEFAULT_MAX_PLIES
+        )
     service = ChessService(
         state_manager,
         cleanup_interval=cleanup_interval,
@@ -98,6 +107,7 @@ def create_chess_service_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await service.start()
         yield
         await close_service(service)
 
@@ -117,6 +127,7 @@ def create_chess_service_app(
     app.add_middleware(BodySizeLimit, max_bytes=app.state.limits.max_body_bytes)
     app.add_middleware(OriginCheck, allow_origins=allow_origins)
     app.add_middleware(ClientAddress)  # the per-client limits count by it, mounted or not
+    app.add_middleware(ReplyHeaders)  # nosniff and a policy on every reply, standalone too
     for handled in (ServiceError, ValidationError, RequestValidationError):
         app.add_exception_handler(handled, _error_response)
     app.add_exception_handler(ArchiveError, _archive_unavailable)

@@ -24,12 +24,19 @@ import logging
 from collections import Counter
 from typing import Any
 
+import chess
 from starlette.concurrency import run_in_threadpool
 
 from chess_env.core.game import Color, Game, GameSession, GameStatus
 from chess_env.errors import InvalidPositionError
-from chess_env.serving.game_store import SessionNotFoundError, StateManager, UnknownGameError
+from chess_env.serving.game_store import (
+    ResumedGame,
+    SessionNotFoundError,
+    StateManager,
+    UnknownGameError,
+)
 from chess_env.serving.service.bodies import (
+    AgentSpec,
     CreatedGame,
     CreateGameRequest,
     GameSummary,
@@ -42,10 +49,17 @@ from chess_env.serving.service.errors import (
     translated,
 )
 from chess_env.serving.service.frames import aborted_frame, ended_frame, move_made_frame
-from chess_env.serving.service.seats import REMOTE_SEATS, Seat, close_seats, seat_for, server_move
-from chess_env.serving.service.tokens import SEAT_TOKEN_HEADER, Holder, SeatTokens
+from chess_env.serving.service.seats import (
+    REMOTE_SEATS,
+    Seat,
+    caught_up,
+    close_seats,
+    seat_for,
+    server_move,
+)
+from chess_env.serving.service.tokens import SEAT_TOKEN_HEADER, Holder, SeatDigests, SeatTokens
 from chess_env.serving.thinking import ThinkingBudget
-from envkit.server.errors import CapacityError, EpisodeStateError, InvalidInputError
+from envkit.server.errors import CapacityError, EpisodeStateError, InvalidInputError, ServiceError
 from envkit.server.sessions import current_client
 
 __all__ = ["QUEUE_SIZE", "ChessService"]
@@ -127,13 +141,16 @@ class ChessService:
         self._creating: Counter[str | None] = Counter()  # games being made, by client
         self._watching: dict[Spectator, str | None] = {}  # spectator -> its client
         self._seats: dict[str, dict[Color, Seat]] = {}
-        self._tokens: dict[str, SeatTokens] = {}  # the only place they are kept
+        self._boards: dict[str, chess.Board] = {}  # per game, as its server agent last saw it
+        self._tokens: dict[str, SeatDigests] = {}  # their digests: no token is ever kept
         self._public: set[str] = set()
         self._aborted: set[str] = set()
         self._locks: dict[str, asyncio.Lock] = {}
         self._drivers: dict[str, asyncio.Task[None]] = {}
         self._spectators: dict[str, set[Spectator]] = {}
         self._sweeper: asyncio.Task[None] | None = None
+        for resumed in state_manager.resumed_games():
+            self._resume(resumed)
 
     # -- games ----------------------------------------------------------------------------------
 
@@ -151,9 +168,13 @@ class ChessService:
                 del self._creating[client]
         self._seats[game.game_id] = seats
         self._creators[game.game_id] = client
-        tokens = self._tokens[game.game_id] = SeatTokens.new(request.remote_sides)
+        tokens = SeatTokens.new(request.remote_sides)
+        self._tokens[game.game_id] = SeatDigests.of(tokens)
         if request.listed:
             self._public.add(game.game_id)
+        kept = _service_data(request, self._tokens[game.game_id], client)
+        with contextlib.suppress(UnknownGameError):  # evicted already: nothing to resume
+            await run_in_threadpool(self.games.attach_service_data, game.game_id, kept)
         self._forget_gone()
         self._start_sweeping()
         driver = self._drive(game.game_id)
@@ -266,6 +287,8 @@ class ChessService:
                     reason="not_creator",
                 )
             self._check_playing(game)
+            with translated():
+                await run_in_threadpool(self.games.mark_aborted, game_id)
             self._aborted.add(game_id)
             self._retire_seats(game_id)
             self._broadcast(game_id, aborted_frame(game))
@@ -333,7 +356,41 @@ class ChessService:
             self.budget.close()
         await run_in_threadpool(self.games.close)
 
+    async def start(self) -> None:
+        """Start the periodic cleanup and the server agents of the games resumed from the last
+        run (on the app's loop, when the server starts; creating a game starts the cleanup too)."""
+        self._start_sweeping()
+        for game_id in list(self._seats):
+            self._drive(game_id)
+
     # -- inside ---------------------------------------------------------------------------------
+
+    def _resume(self, resumed: ResumedGame) -> None:
+        """Take a game of the last run back: its seats made again, its tokens' digests, its
+        creator. One without the service's data is played by nobody and idles out; one whose
+        server agent cannot be made again (no engine free) is that side's loss."""
+        game, data = resumed.game, resumed.service_data
+        if data is None:
+            return
+        game_id = game.game_id
+        seats: dict[Color, Seat] = {}
+        for color in ("white", "black"):
+            kept = data["seats"][color]
+            try:
+                spec = AgentSpec.model_validate(kept)
+                seats[color] = seat_for(spec, spec.config(color), self.budget, data["creator"])
+            except (ServiceError, ValueError) as error:  # a kind no longer registered, ...
+                logger.warning("resumed game %s: its %s agent is lost (%s)", game_id, color, error)
+                seats[color] = Seat(str(kept.get("player")))  # no agent: the game ends below
+        self._seats[game_id] = seats
+        self._tokens[game_id] = SeatDigests.model_validate(data["tokens"])
+        self._creators[game_id] = data["creator"]
+        if data["public"]:
+            self._public.add(game_id)
+        lost = [color for color, seat in seats.items() if not seat.remote and seat.opponent is None]
+        if lost:
+            self.games.resign(game_id, lost[0], "agent_error")
+            self._retire_seats(game_id)
 
     def _start_sweeping(self) -> None:
         if self._sweeper is None or self._sweeper.done():
@@ -449,7 +506,8 @@ class ChessService:
                     seat = self._seats.get(game_id, REMOTE_SEATS)[game.current_turn]
                     if game.is_over or seat.opponent is None:
                         return
-                    after = await server_move(self.games, game, seat, self.budget)
+                    board = self._boards[game_id] = caught_up(self._boards.get(game_id), game)
+                    after = await server_move(self.games, game, seat, self.budget, board)
                 except UnknownGameError:
                     return  # evicted meanwhile
                 self._publish(game, after)
@@ -483,6 +541,7 @@ class ChessService:
         if driver is not None:
             driver.cancel()
         close_seats(self._seats.pop(game_id, {}))
+        self._boards.pop(game_id, None)
         self._creators.pop(game_id, None)
         self._tokens.pop(game_id, None)
         self._public.discard(game_id)
@@ -492,6 +551,7 @@ class ChessService:
     def _retire_seats(self, game_id: str) -> None:
         """Close a finished game's agents, keeping their players for the summaries."""
         seats = self._seats.get(game_id)
+        self._boards.pop(game_id, None)
         if seats is not None:
             self._seats[game_id] = {color: Seat(seat.player) for color, seat in seats.items()}
             close_seats(seats)
@@ -500,6 +560,22 @@ class ChessService:
         for queue in self._spectators.pop(game_id, set()):
             self._watching.pop(queue, None)
             _end_stream(queue)
+
+
+def _service_data(
+    request: CreateGameRequest, tokens: SeatDigests, client: str | None
+) -> dict[str, Any]:
+    """What the store keeps with a game for a restart: the seats' specs, the tokens' digests,
+    whether it is listed and who created it."""
+    return {
+        "seats": {
+            "white": request.white.model_dump(mode="json"),
+            "black": request.black.model_dump(mode="json"),
+        },
+        "tokens": tokens.model_dump(mode="json"),
+        "public": request.listed,
+        "creator": client,
+    }
 
 
 def _end_stream(queue: Spectator) -> None:

@@ -6,11 +6,12 @@
   by the server's ``ThinkingBudget`` for the client creating the game
   (``EngineUnavailableError`` without Stockfish, ``EngineLimitError`` when no engine is free)
 - ``close_seats(seats)``
-- ``server_move(games, game, seat, budget)``: the game after the seat's agent has moved: a quick
-  player at once, a searching one on the budget's threads once a search slot is free, within its
-  ``timeout`` of thinking (the wait for a slot is not counted): a late move loses on time, and an
-  agent that raises or answers an illegal move resigns for its side (termination "agent_error",
-  the error logged)
+- ``caught_up(board, game)``: a board kept for a game brought to its last move, a move at a time
+- ``server_move(games, game, seat, budget, board)``: the game after the seat's agent has moved:
+  a quick player at once, a searching one on the budget's threads once a search slot is free,
+  within its ``timeout`` of thinking (the wait for a slot is not counted): a late move loses on
+  time, and an agent that raises or answers an illegal move resigns for its side (termination
+  "agent_error", the error logged)
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from chess_env.serving.service.errors import EngineUnavailableError
 from chess_env.serving.thinking import ServedPlayer, ThinkingBudget
 from envkit.server.errors import ErrorDetail, InvalidInputError
 
-__all__ = ["REMOTE_SEATS", "Seat", "close_seats", "seat_for", "server_move"]
+__all__ = ["REMOTE_SEATS", "Seat", "caught_up", "close_seats", "seat_for", "server_move"]
 
 # One logger for the whole service package, so one log setting covers all its modules.
 logger = logging.getLogger("chess_env.serving.service")
@@ -96,14 +97,16 @@ def close_seats(seats: dict[Color, Seat]) -> None:
         seat.close()
 
 
-async def server_move(games: StateManager, game: Game, seat: Seat, budget: ThinkingBudget) -> Game:
+async def server_move(
+    games: StateManager, game: Game, seat: Seat, budget: ThinkingBudget, board: chess.Board
+) -> Game:
     """The game after the server agent's move; it loses on time when it thinks longer than its
-    timeout, and resigns ("agent_error") when it raises or answers an illegal move."""
+    timeout, and resigns ("agent_error") when it raises or answers an illegal move. ``board``
+    is the game's position with its whole move stack (``caught_up``), which engines need to see
+    repetitions; the agent gets a copy."""
     assert seat.opponent is not None
-    board = chess.Board(game.start_fen)
-    for move in game.move_history:  # the whole stack: engines see repetitions
-        board.push(chess.Move.from_uci(move.uci_notation))
-    legal = list(board.legal_moves)  # before the agent sees the board: it might push on it
+    legal = list(board.legal_moves)
+    board = board.copy()  # the agent might push on it
     color, game_id = game.current_turn, game.game_id
     try:
         chosen, seconds = await budget.think(seat.opponent, board, legal, seat.timeout)
@@ -123,3 +126,30 @@ async def server_move(games: StateManager, game: Game, seat: Seat, budget: Think
         )
         return await run_in_threadpool(games.resign, game_id, color, "agent_error")
     return await run_in_threadpool(games.apply_move, game_id, chosen.uci(), seconds)
+
+
+def caught_up(board: chess.Board | None, game: Game) -> chess.Board:
+    """``board`` (kept from the game's last server move, or None) at ``game``'s position: the
+    moves since pushed onto it, so that a move costs the same however long the game is; a
+    board that is not a prefix of the game's moves is made again from its start.
+
+    Example:
+        >>> from chess_env.core.game import AgentConfig
+        >>> agent = dict(personality="p", model_name="m", system_prompt="")
+        >>> game = Game.new(AgentConfig(agent_id="white", name="W", **agent),
+        ...                 AgentConfig(agent_id="black", name="B", **agent)).with_move("e4")
+        >>> board = caught_up(None, game)
+        >>> caught_up(board, game.with_move("e5")) is board, board.fen().split()[0]
+        (True, 'rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR')
+    """
+    history = game.move_history
+    played = len(board.move_stack) if board is not None else 0
+    if (
+        board is None
+        or played > len(history)
+        or (played and board.move_stack[-1].uci() != history[played - 1].uci_notation)
+    ):
+        board, played = chess.Board(game.start_fen), 0
+    for move in history[played:]:
+        board.push(chess.Move.from_uci(move.uci_notation))
+    return board

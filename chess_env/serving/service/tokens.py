@@ -6,11 +6,15 @@
   ``Game`` (so never in a listing, a frame, the PGN or the archive).
 - ``SEAT_TOKEN_HEADER``: the request header that carries one ("X-Seat-Token"), not
   ``Authorization`` (the server-wide bearer token's) and never the URL (access logs print it).
+- ``SeatDigests``: what the service keeps of them: their SHA-256, enough to tell whose a token is
+  and saved with the game so that its players can go on after a restart, useless to whoever reads
+  them (a token's 256 random bits cannot be found back from its digest).
 - ``same_secret(given, secret)``: the comparison, in constant time (``hmac.compare_digest``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import secrets
 from collections.abc import Collection
@@ -20,7 +24,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chess_env.core.game import Color
 
-__all__ = ["SEAT_TOKEN_HEADER", "TOKEN_BYTES", "Holder", "SeatTokens", "same_secret"]
+__all__ = [
+    "SEAT_TOKEN_HEADER",
+    "TOKEN_BYTES",
+    "Holder",
+    "SeatDigests",
+    "SeatTokens",
+    "digest",
+    "same_secret",
+]
 
 SEAT_TOKEN_HEADER = "X-Seat-Token"
 TOKEN_BYTES = 32  # at least 16 (128 bits) is the bar; 32 costs nothing
@@ -77,6 +89,51 @@ class SeatTokens(BaseModel):
             if secret is not None and same_secret(token, secret):
                 found = holder
         return found
+
+
+class SeatDigests(BaseModel):
+    """The SHA-256 of a game's tokens (null for a side the server plays): whose a token is,
+    without the tokens.
+
+    Example:
+        >>> tokens = SeatTokens.new(remote=["black"])
+        >>> digests = SeatDigests.of(tokens)
+        >>> digests.holder(tokens.black), digests.holder(tokens.creator), digests.holder("guess")
+        ('black', 'creator', None)
+        >>> digests.white is None and tokens.creator not in digests.model_dump_json()
+        True
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    white: str | None = Field(description="SHA-256 of white's token, hex; null: the server's")
+    black: str | None = Field(description="SHA-256 of black's token, hex; null: the server's")
+    creator: str = Field(description="SHA-256 of the creator's token, hex")
+
+    @classmethod
+    def of(cls, tokens: SeatTokens) -> SeatDigests:
+        white, black = (None if t is None else digest(t) for t in (tokens.white, tokens.black))
+        return cls(white=white, black=black, creator=digest(tokens.creator))
+
+    def holder(self, token: str) -> Holder | None:
+        """Whose ``token`` is; every digest is compared, as ``SeatTokens.holder`` does."""
+        given = digest(token)
+        holders: tuple[tuple[Holder, str | None], ...] = (
+            ("white", self.white),
+            ("black", self.black),
+            ("creator", self.creator),
+        )
+        found: Holder | None = None
+        for holder, kept in holders:
+            if kept is not None and same_secret(given, kept):
+                found = holder
+        return found
+
+
+def digest(token: str) -> str:
+    """The SHA-256 of ``token``, in hex (a token is random enough that no salt or slow hash is
+    needed to keep it from being found back)."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 _SIDES: tuple[Color, Color] = ("white", "black")

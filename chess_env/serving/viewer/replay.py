@@ -52,6 +52,7 @@ from pydantic import ValidationError
 
 from chess_env.arena.results import ArenaGame, MoveRecord
 from chess_env.core.game import Game, GameResult
+from chess_env.serving.game_store import DEFAULT_MAX_PLIES
 from chess_env.serving.viewer.bodies import (
     MAX_REPLAY_GAMES,
     PgnResult,
@@ -76,7 +77,7 @@ __all__ = [
 ]
 
 MATE_CP = 10_000  # a forced mate's evaluation, from White's side
-MAX_REPLAY_PLIES = 1_000  # plies of one game (the longest tournament game had 538)
+MAX_REPLAY_PLIES = DEFAULT_MAX_PLIES  # plies of one game: as long as the service lets one be
 MAX_REPLAY_WINDOW_PLIES = 5_000  # plies replayed in one reply: it ends with the game reaching it
 MAX_REPLAY_FILE_GAMES = 100_000  # games in a file: counting those outside the window costs too
 _COMMAND = re.compile(r"\[%\w+[^\]]*\]")  # [%eval ...], [%emt ...], [%clk ...], [%cal ...]

@@ -22,6 +22,7 @@ from chess_env.core.opponents import (
     StockfishOpponent,
 )
 from chess_env.core.players import make_player
+from chess_env.errors import PlayerFailedError
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
 from stockfish_binary import needs_stockfish
@@ -347,7 +348,7 @@ def test_failed_engine_configuration_does_not_leak_the_process(
     monkeypatch.setattr(chess.engine.SimpleEngine, "popen_uci", recording_popen_uci)
     monkeypatch.setattr(chess.engine.SimpleEngine, "configure", rejecting_configure)
     try:
-        with pytest.raises(chess.engine.EngineError, match="UCI_Elo"):
+        with pytest.raises(PlayerFailedError, match=r"could not be set up: .*UCI_Elo"):
             StockfishOpponent(elo=1500)  # with an Elo, the engine starts at once to check it
         assert len(started) == 1
         assert engine_exited(started[0]), "a refused engine outlived its opponent"
