@@ -227,8 +227,30 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         "--archive",
         default=None,
         metavar="DIR",
-        help="append finished and evicted service games to DIR/games.jsonl and games.pgn "
-        "(implies --service)",
+        help="keep the service's games in DIR/games.sqlite3 as they change (a killed server "
+        "loses no answered move, and the next one on DIR resumes the unfinished games), with "
+        "finished and evicted games exported to DIR/games.jsonl and games.pgn (implies --service)",
+    )
+    serve.add_argument(
+        "--max-archive-bytes",
+        type=positive(int),
+        default=None,
+        metavar="BYTES",
+        help="the most the archive (the database and its exports) may take; past it, games "
+        "wait in memory and new ones get 503 archive_unavailable (default: 1 GiB)",
+    )
+    serve.add_argument(
+        "--no-resume",
+        action="store_true",
+        help="archive the unfinished games of the last server on --archive DIR instead of "
+        "resuming them",
+    )
+    serve.add_argument(
+        "--max-plies",
+        type=positive(int),
+        default=None,
+        metavar="N",
+        help="a service game ends as a draw (termination max_plies) at N plies (default: 1000)",
     )
     serve.add_argument(
         "--max-games",
@@ -347,12 +369,16 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     settings: dict[str, Any] = server_settings(args, parser)
     service = args.service or args.archive is not None
     client_limits = ("max_live_games_per_client", "max_spectators_per_client")
+    for flag in ("max_archive_bytes", "no_resume"):
+        if getattr(args, flag) not in (None, False) and args.archive is None:
+            parser.error(f"--{flag.replace('_', '-')} is a setting of --archive")
     for flag in (
         "max_games",
         "cleanup_interval",
         "list_games",
         *client_limits,
         "max_spectators_per_game",
+        "max_plies",
     ):
         if getattr(args, flag) is not None and not service:
             parser.error(f"--{flag.replace('_', '-')} is a setting of --service (or --archive)")
@@ -369,8 +395,12 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         "max_live_games_per_client": args.max_live_games_per_client,
         "max_spectators_per_client": args.max_spectators_per_client,
         "max_spectators_per_game": args.max_spectators_per_game,
+        "max_plies": args.max_plies,
+        "max_archive_bytes": args.max_archive_bytes,
     }
     settings.update((name, value) for name, value in optional.items() if value is not None)
+    if args.no_resume:
+        settings["resume_games"] = False
     serve(args.host, args.port, **settings)
     return 0
 

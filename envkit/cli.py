@@ -140,6 +140,21 @@ def add_server_arguments(
         help=idle_help,
     )
     serve.add_argument(
+        "--session-owner-check",
+        action="store_true",
+        help="for a server several users share: the reply that opens a session carries a "
+        "session_token, and every later call naming that session must send it in "
+        "X-Session-Token (403 without it); off by default, as OpenEnv's clients send none",
+    )
+    serve.add_argument(
+        "--max-ws-pending-bytes",
+        type=positive(int),
+        default=None,
+        metavar="BYTES",
+        help="drop a WebSocket when this much output waits for a client that does not read it "
+        "(pongs to a ping flood, ...) (default: 1 MiB)",
+    )
+    serve.add_argument(
         "--busy-poll-ms",
         type=float,
         default=0.5,
@@ -161,7 +176,9 @@ def _origin(text: str) -> str:
 
 
 def server_settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict[str, Any]:
-    """``create_app``'s token, rate limit, session cap and busy-poll window from the flags."""
+    """``create_app``'s token, rate limit, session cap, busy-poll window and owner check from the
+    flags, and ``make_server``'s WebSocket output limit when given (the ``serve`` functions
+    pass it there)."""
     if args.rate_limit < 0:
         parser.error("--rate-limit must be 0 (no limit) or more")
     if not 0 <= args.busy_poll_ms < math.inf:
@@ -177,7 +194,14 @@ def server_settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         "max_sessions": args.max_sessions,
         "max_sessions_per_client": per_client,
         "busy_poll": args.busy_poll_ms / 1000,
+        "session_owner_check": args.session_owner_check,
+        **_given(max_ws_pending_bytes=args.max_ws_pending_bytes),
     }
+
+
+def _given(**settings: Any) -> dict[str, Any]:
+    """The settings a flag gave (not None): the rest keep their function's defaults."""
+    return {name: value for name, value in settings.items() if value is not None}
 
 
 def _token(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str | None:

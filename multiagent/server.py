@@ -60,6 +60,7 @@ from envkit.server import (
     make_server,
 )
 from envkit.server.errors import ErrorDetail, issue_details
+from envkit.server.ws_limits import MAX_WS_PENDING_BYTES
 from multiagent.config import SimulationConfig
 from multiagent.dto import ObservationEnvelope
 from multiagent.env import WorldEnv, as_config
@@ -427,8 +428,10 @@ def serve(
     world: str | Path | SimulationConfig,
     host: str = "127.0.0.1",
     port: int = 8000,
+    max_ws_pending_bytes: int = MAX_WS_PENDING_BYTES,
     **settings: Any,
 ) -> None:
     """Run the world's server with uvicorn until interrupted (``settings`` as
-    ``create_world_app``)."""
-    make_server(create_world_app(world, **settings), host=host, port=port).run()
+    ``create_world_app``; ``max_ws_pending_bytes`` as ``envkit.server.make_server``)."""
+    app = create_world_app(world, **settings)
+    make_server(app, host=host, port=port, max_ws_pending_bytes=max_ws_pending_bytes).run()

@@ -69,6 +69,7 @@ from envkit.server import (
 )
 from envkit.server.errors import CapacityError
 from envkit.server.sessions import current_client
+from envkit.server.ws_limits import MAX_WS_PENDING_BYTES
 
 __all__ = [
     "ChessAction",
@@ -551,6 +552,13 @@ async def _finish(result: Any) -> None:
         await result
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000, **settings: Any) -> None:
-    """Run the chess server with uvicorn until interrupted (``settings`` as ``create_app``)."""
-    make_server(create_chess_app(**settings), host=host, port=port).run()
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    max_ws_pending_bytes: int = MAX_WS_PENDING_BYTES,
+    **settings: Any,
+) -> None:
+    """Run the chess server with uvicorn until interrupted (``settings`` as
+    ``create_chess_app``; ``max_ws_pending_bytes`` as ``envkit.server.make_server``)."""
+    app = create_chess_app(**settings)
+    make_server(app, host=host, port=port, max_ws_pending_bytes=max_ws_pending_bytes).run()

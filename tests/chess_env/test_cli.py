@@ -123,12 +123,40 @@ def test_serve_passes_the_player_and_client_limits_through(
     assert service.max_spectators_per_client == 16
 
 
+def test_serve_gives_the_websocket_output_limit_to_the_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import chess_env.serving.app
+
+    options: list[dict[str, Any]] = []
+    monkeypatch.setattr(
+        chess_env.serving.app, "make_server", lambda app, **kw: options.append(kw) or Mock()
+    )
+    main(["serve", "--max-ws-pending-bytes", "65536"])
+    main(["serve"])
+    assert [kw["max_ws_pending_bytes"] for kw in options] == [65536, 1 << 20]
+
+
+def test_serve_passes_the_archive_and_game_length_settings_through(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    argv = ["--archive", str(tmp_path), "--max-archive-bytes", "5000000", "--no-resume"]
+    app = serve_app(monkeypatch, *argv, "--max-plies", "300", "--session-owner-check")
+    games = game_service(app).games
+    assert (games.max_archive_bytes, games.resume, games.max_plies) == (5_000_000, False, 300)
+    assert app.state.env_service.store.owner_check
+    games = game_service(serve_app(monkeypatch, "--service")).games
+    assert (games.max_plies, games.archive_dir) == (1000, None)
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["--max-engine-depth", "40"], "max_depth must be in 1..30, got 40"),
         (["--max-engines", "0"], "argument --max-engines: must be a positive number"),
         (["--max-live-games-per-client", "2"], "--max-live-games-per-client is a setting of"),
+        (["--service", "--no-resume"], "--no-resume is a setting of --archive"),
+        (["--max-plies", "0", "--service"], "argument --max-plies: must be a positive number"),
         (["--idle-timeout", "0"], "argument --idle-timeout: must be a positive number, got '0'"),
         (["--idle-timeout", "-5"], "argument --idle-timeout: must be a positive number, got '-5'"),
         (["--idle-timeout", "soon"], "argument --idle-timeout: not a number: 'soon'"),

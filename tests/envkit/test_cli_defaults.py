@@ -37,7 +37,7 @@ def test_python_m_multiagent_serve_holds_a_whole_episode() -> None:
         live_command("multiagent") as address,
         WSEnvClient(f"http://{address}", rate_limit_wait=0) as ws,
     ):
-        step, steps = ws.reset(seed=0), 0
+        step, steps = ws.reset(), 0
         while not step.done:
             step, steps = ws.step(REST), steps + 1
         assert ws.state()["step_count"] == steps >= 100  # the old default's budget: 100 a minute
