@@ -39,6 +39,7 @@ bench: $(VENV)/.extras-train,server,dev,compat
 	$(BIN)/python -m benchmarks.multiagent
 	$(BIN)/python -m benchmarks.forage_learning
 	$(BIN)/python -m benchmarks.server_throughput
+	$(BIN)/python -m benchmarks.server_attacks
 	$(BIN)/python -m benchmarks.training_speed
 	$(BIN)/python -m benchmarks.training
 	$(BIN)/python -m benchmarks.arena_ladder

@@ -79,16 +79,7 @@ class SeatTokens(BaseModel):
     def holder(self, token: str) -> Holder | None:
         """Whose ``token`` is: a side's, the creator's or nobody's. Every secret is compared,
         so the time taken does not tell which one matched."""
-        holders: tuple[tuple[Holder, str | None], ...] = (
-            ("white", self.white),
-            ("black", self.black),
-            ("creator", self.creator),
-        )
-        found: Holder | None = None
-        for holder, secret in holders:
-            if secret is not None and same_secret(token, secret):
-                found = holder
-        return found
+        return _whose(token, self.white, self.black, self.creator)
 
 
 class SeatDigests(BaseModel):
@@ -117,23 +108,27 @@ class SeatDigests(BaseModel):
 
     def holder(self, token: str) -> Holder | None:
         """Whose ``token`` is; every digest is compared, as ``SeatTokens.holder`` does."""
-        given = digest(token)
-        holders: tuple[tuple[Holder, str | None], ...] = (
-            ("white", self.white),
-            ("black", self.black),
-            ("creator", self.creator),
-        )
-        found: Holder | None = None
-        for holder, kept in holders:
-            if kept is not None and same_secret(given, kept):
-                found = holder
-        return found
+        return _whose(digest(token), self.white, self.black, self.creator)
 
 
 def digest(token: str) -> str:
     """The SHA-256 of ``token``, in hex (a token is random enough that no salt or slow hash is
     needed to keep it from being found back)."""
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _whose(given: str, white: str | None, black: str | None, creator: str) -> Holder | None:
+    """Whose secret ``given`` is; each is compared, so the time does not tell which matched."""
+    found: Holder | None = None
+    secrets_of: tuple[tuple[Holder, str | None], ...] = (
+        ("white", white),
+        ("black", black),
+        ("creator", creator),
+    )
+    for holder, secret in secrets_of:
+        if secret is not None and same_secret(given, secret):
+            found = holder
+    return found
 
 
 _SIDES: tuple[Color, Color] = ("white", "black")

@@ -7,18 +7,14 @@ nothing here depends on how fast the machine is; waits are bounded so a bug fail
 from __future__ import annotations
 
 import asyncio
-import os
-import stat
+import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import chess
 import pytest
 
-from chess_env.core.opponents import Opponent
-from chess_env.core.players import register_player, unregister_player
 from chess_env.errors import PlayerFailedError, PlayerSpecError
 from chess_env.serving.thinking import (
     STALL_SECONDS,
@@ -30,52 +26,11 @@ from chess_env.serving.thinking import (
     running_clock,
 )
 
-GUARD = 20.0  # seconds a blocked player waits at most: a hang guard, not a measurement
+sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
+from held_player import GUARD, Held
+
 START = chess.Board()
 LEGAL = list(START.legal_moves)
-
-
-class Held(Opponent):
-    """Thinks until ``release`` is set; counts how many think at once."""
-
-    name = "held"
-    release = threading.Event()
-    lock = threading.Lock()
-    thinking = 0
-    most = 0
-
-    def choose_move(self, board: chess.Board, legal_moves: Sequence[chess.Move]) -> chess.Move:
-        with Held.lock:
-            Held.thinking += 1
-            Held.most = max(Held.most, Held.thinking)
-        try:
-            Held.release.wait(GUARD)
-            return legal_moves[0]
-        finally:
-            with Held.lock:
-                Held.thinking -= 1
-
-
-@pytest.fixture
-def held() -> Iterator[type[Held]]:
-    Held.release = threading.Event()
-    Held.thinking = Held.most = 0
-    register_player("held", lambda spec: Held())
-    try:
-        yield Held
-    finally:
-        Held.release.set()
-        unregister_player("held")
-
-
-@pytest.fixture
-def fake_stockfish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A ``stockfish`` first on PATH that exits at once: found, but it never starts."""
-    binary = tmp_path / "stockfish"
-    binary.write_text("#!/bin/sh\nexit 1\n")
-    binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
-    return binary
 
 
 # -- SlotGate -------------------------------------------------------------------------------------

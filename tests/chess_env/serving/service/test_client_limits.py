@@ -8,21 +8,14 @@ standing for long engine searches; every wait is bounded, so a bug fails and nev
 from __future__ import annotations
 
 import asyncio
-import os
-import stat
 import sys
-import threading
-from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import chess
 import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from chess_env.core.opponents import Opponent
-from chess_env.core.players import register_player, unregister_player
 from chess_env.serving.app import create_chess_app
 from chess_env.serving.game_store import StateManager
 from chess_env.serving.service import ChessService, CreateGameRequest
@@ -31,41 +24,11 @@ from envkit.server.errors import CapacityError
 from envkit.server.sessions import current_client
 
 sys.path.insert(0, str(Path(__file__).parents[3] / "support"))
+from held_player import GUARD, Held
 from live_server import live_address
 
-GUARD = 20.0  # seconds a held player waits at most: a hang guard, not a measurement
 ATTACKER, VICTIM = "127.0.0.2", "127.0.0.3"
 REMOTE = {"player": "remote", "name": "Me"}
-
-
-class Held(Opponent):
-    name = "held"
-    release = threading.Event()
-
-    def choose_move(self, board: chess.Board, legal_moves: Sequence[chess.Move]) -> chess.Move:
-        Held.release.wait(GUARD)
-        return legal_moves[0]
-
-
-@pytest.fixture
-def held() -> Iterator[type[Held]]:
-    Held.release = threading.Event()
-    register_player("held", lambda spec: Held())
-    try:
-        yield Held
-    finally:
-        Held.release.set()
-        unregister_player("held")
-
-
-@pytest.fixture
-def fake_stockfish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A ``stockfish`` first on PATH that exits at once, as one that cannot start would."""
-    binary = tmp_path / "stockfish"
-    binary.write_text("#!/bin/sh\nexit 1\n")
-    binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
-    return binary
 
 
 def client_at(address: str, server: str) -> httpx.Client:
