@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ import chess
 import numpy as np
 
 from chess_env.core.encoding import board_to_tensor, legal_actions
+from chess_env.core.stalls import STALLS
 from chess_env.errors import PlayerFailedError, StockfishNotFoundError
 
 if TYPE_CHECKING:
@@ -173,7 +175,9 @@ class StockfishOpponent(Opponent):
     The binary is looked up when the opponent is made (a clear ``StockfishNotFoundError`` then),
     and the engine process starts on the first move (at once with ``elo``, whose range only the
     engine knows) and ends with ``close()``. An engine that cannot start (an overloaded machine),
-    dies, fails or does not answer in time raises ``PlayerFailedError``: its side loses.
+    dies, fails or does not answer in time raises ``PlayerFailedError``: its side loses. A search
+    whose guard ran out while this process was stopped (``chess_env.core.stalls``) is made again
+    once, with a fresh engine.
 
     Example:
         >>> StockfishOpponent(depth=8, path="/no/stockfish")  # no binary: told at once
@@ -270,14 +274,26 @@ class StockfishOpponent(Opponent):
 
         seconds = min(self.movetime or self.max_seconds, self.max_seconds)
         limit = chess.engine.Limit(depth=self.depth, time=seconds)
-        if self._engine is None:
-            self._engine = self._start()  # a bad setting (elo out of range) is a ValueError
-        try:
-            result = self._engine.play(board, limit, game=self._game_token)
-        except (chess.engine.EngineError, TimeoutError) as error:
-            self._abandon()
-            reason = "did not answer in time" if isinstance(error, TimeoutError) else error
-            raise PlayerFailedError(f"Stockfish failed in {board.fen()}: {reason}") from error
+        for attempt in range(2):
+            if self._engine is None:
+                self._engine = self._start()  # a bad setting (elo out of range) is a ValueError
+            STALLS.watch()
+            started = time.monotonic()
+            try:
+                result = self._engine.play(board, limit, game=self._game_token)
+                break
+            except (chess.engine.EngineError, TimeoutError) as error:
+                self._abandon()
+                # A process stopped mid-search (kill -STOP) finds the guard's time up on waking,
+                # though the engine answered: that search is made again, once, not lost.
+                if (
+                    isinstance(error, TimeoutError)
+                    and not attempt
+                    and STALLS.stalled_since(started)
+                ):
+                    continue
+                reason = "did not answer in time" if isinstance(error, TimeoutError) else error
+                raise PlayerFailedError(f"Stockfish failed in {board.fen()}: {reason}") from error
         if result.move is None:
             raise PlayerFailedError(f"Stockfish returned no move for {board.fen()}")
         return result.move
