@@ -332,6 +332,35 @@ def test_a_pgn_replay_steps_forward_and_back_with_comments_and_times(
     until_fen(browser, second[-1])
 
 
+def shuffling_game(number: int, plies: int) -> str:
+    """A PGN game of ``plies`` plies: the knights going out and back, no rule ending it."""
+    loop = ["Nf3", "Nf6", "Ng1", "Ng8"]
+    moves = " ".join(loop[ply % 4] for ply in range(plies))
+    return f'[White "W{number}"]\n[Black "B{number}"]\n[Result "*"]\n\n{moves} *\n\n'
+
+
+def test_a_long_file_pages_by_the_plies_each_reply_holds(
+    browser: WebDriver, served: str, tmp_path: Path
+) -> None:
+    """30 games of 200 plies: a reply stops after the game reaching 5,000 plies, so a page holds
+    25; "later" starts after the games shown and "earlier" goes back to where that page began."""
+    path = tmp_path / "long.pgn"
+    path.write_text("".join(shuffling_game(n, 200) for n in range(30)))
+    open_file(browser, served, path)
+
+    def page() -> tuple[str, int]:  # the label's dash is an en dash: read as a hyphen here
+        label = browser.find_element(By.ID, "window").text.replace("\u2013", "-")
+        return label, len(browser.find_elements(By.CSS_SELECTOR, "#game-list tbody tr"))
+
+    until(browser, lambda: page() == ("games 1-25 of 30", 25))
+    browser.find_element(By.ID, "later").click()
+    until(browser, lambda: page() == ("games 26-30 of 30", 5))
+    assert not browser.find_element(By.ID, "later").is_displayed()
+    browser.find_element(By.ID, "earlier").click()
+    until(browser, lambda: page() == ("games 1-25 of 30", 25))
+    assert not browser.find_element(By.ID, "earlier").is_displayed()
+
+
 @pytest.fixture(scope="module")
 def arena_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from chess_env import arena
