@@ -142,6 +142,7 @@ class ChessService:
         self._watching: dict[Spectator, str | None] = {}  # spectator -> its client
         self._seats: dict[str, dict[Color, Seat]] = {}
         self._boards: dict[str, chess.Board] = {}  # per game, as its server agent last saw it
+        self._stops: dict[str, asyncio.Event] = {}  # set: the game's agents are to stop
         self._tokens: dict[str, SeatDigests] = {}  # their digests: no token is ever kept
         self._public: set[str] = set()
         self._aborted: set[str] = set()
@@ -279,6 +280,8 @@ class ChessService:
         (409 "aborted"), spectators get ``game_aborted``. The record stays as it was,
         unfinished, and leaves memory as idle games do (archived)."""
         self.get(game_id)
+        if self._holder(game_id, token) == "creator":  # its agents stop thinking now
+            self._stops.setdefault(game_id, asyncio.Event()).set()
         async with self._lock(game_id):
             game = self.get(game_id)
             if self._holder(game_id, token) != "creator":
@@ -507,9 +510,12 @@ class ChessService:
                     if game.is_over or seat.opponent is None:
                         return
                     board = self._boards[game_id] = caught_up(self._boards.get(game_id), game)
-                    after = await server_move(self.games, game, seat, self.budget, board)
+                    stopped = self._stops.setdefault(game_id, asyncio.Event())
+                    after = await server_move(self.games, game, seat, self.budget, board, stopped)
                 except UnknownGameError:
                     return  # evicted meanwhile
+                if after is None:
+                    return  # aborted while its agent thought
                 self._publish(game, after)
 
     def _publish(self, before: Game, after: Game) -> None:
@@ -542,6 +548,7 @@ class ChessService:
             driver.cancel()
         close_seats(self._seats.pop(game_id, {}))
         self._boards.pop(game_id, None)
+        self._stops.pop(game_id, None)
         self._creators.pop(game_id, None)
         self._tokens.pop(game_id, None)
         self._public.discard(game_id)

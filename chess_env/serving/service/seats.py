@@ -7,7 +7,8 @@
   (``EngineUnavailableError`` without Stockfish, ``EngineLimitError`` when no engine is free)
 - ``close_seats(seats)``
 - ``caught_up(board, game)``: a board kept for a game brought to its last move, a move at a time
-- ``server_move(games, game, seat, budget, board)``: the game after the seat's agent has moved:
+- ``server_move(games, game, seat, budget, board, stopped)``: the game after the seat's agent has
+  moved, or None when ``stopped`` is set first (an abort does not wait for a search):
   a quick player at once, a searching one on the budget's threads once a search slot is free,
   within its ``timeout`` of thinking (the wait for a slot is not counted): a late move loses on
   time, and an agent that raises or answers an illegal move resigns for its side (termination
@@ -16,8 +17,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 import chess
 from starlette.concurrency import run_in_threadpool
@@ -98,18 +101,35 @@ def close_seats(seats: dict[Color, Seat]) -> None:
 
 
 async def server_move(
-    games: StateManager, game: Game, seat: Seat, budget: ThinkingBudget, board: chess.Board
-) -> Game:
+    games: StateManager,
+    game: Game,
+    seat: Seat,
+    budget: ThinkingBudget,
+    board: chess.Board,
+    stopped: asyncio.Event,
+) -> Game | None:
     """The game after the server agent's move; it loses on time when it thinks longer than its
     timeout, and resigns ("agent_error") when it raises or answers an illegal move. ``board``
     is the game's position with its whole move stack (``caught_up``), which engines need to see
-    repetitions; the agent gets a copy."""
+    repetitions; the agent gets a copy. None: ``stopped`` was set (the game was aborted) while
+    the agent thought; its thought is dropped."""
     assert seat.opponent is not None
     legal = list(board.legal_moves)
     board = board.copy()  # the agent might push on it
     color, game_id = game.current_turn, game.game_id
+    thinking = asyncio.ensure_future(budget.think(seat.opponent, board, legal, seat.timeout))
+    stopping = asyncio.ensure_future(stopped.wait())
+    either: set[asyncio.Future[Any]] = {thinking, stopping}
     try:
-        chosen, seconds = await budget.think(seat.opponent, board, legal, seat.timeout)
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+        if not thinking.done():
+            thinking.cancel()
+    if thinking.cancelled() or not thinking.done():  # stopped first: the thought is dropped
+        return None
+    try:
+        chosen, seconds = thinking.result()
     except TimeoutError:
         return await run_in_threadpool(games.timeout, game_id, color)
     except Exception:

@@ -213,3 +213,25 @@ def test_a_spectator_past_the_limit_is_told_and_closed_try_again_later() -> None
         assert closed["type"] == "websocket.close" and closed["code"] == 1013
         with client.websocket_connect(f"/service/games/{game_id}/events") as third:
             assert third.receive_json()["type"] == "snapshot"  # the first one's slot is free
+
+
+def test_an_abort_does_not_wait_for_an_agent_thinking(held: type[Held]) -> None:
+    """The creator aborts a game of two searching agents while one thinks: the abort is
+    answered at once (it used to wait for the search), the thought is dropped, the engine slot
+    and the search slot come back when the thread is done."""
+
+    async def scenario() -> tuple[int, str, int]:
+        service = ChessService(StateManager(max_games=10))
+        hog = {"player": "held", "name": "H"}
+        request = CreateGameRequest.model_validate({"white": hog, "black": hog})
+        created = await service.create(request)
+        game_id = created.game.game_id
+        while not held.thinking:
+            await asyncio.sleep(0.01)
+        game = await asyncio.wait_for(service.abort(game_id, created.tokens.creator), 5.0)
+        still_thinking = held.thinking
+        held.release.set()
+        await service.close()
+        return still_thinking, game.status, len(game.move_history)
+
+    assert asyncio.run(scenario()) == (1, "in_progress", 0)
