@@ -59,9 +59,13 @@ A finished game's server agents are closed at once (no Stockfish process outlive
 
 Games idle longer than the state manager's ``idle_timeout`` are dropped every
 ``cleanup_interval`` seconds (and before each new game): archived, their agents closed, their
-spectators' streams ended (1001). The periodic cleanup starts with the first game, so it runs
-whether the app serves on its own or is mounted in another (whose lifespan does not run this
-one's), and stops in ``ChessService.close()``.
+spectators' streams ended (1001). The periodic cleanup and the agents of games resumed from the
+last run start with ``ChessService.start()`` (the app's startup, or the mounting app's), or with
+the first game, and stop in ``ChessService.close()``.
+
+What one client may hold (live games it created, spectator streams, engines and searches of its
+agents) is bounded, so that no client can spoil another's games; a served player thinks on the
+server's ``chess_env.serving.thinking.ThinkingBudget``, its clock running only while it thinks.
 Errors are ``{"detail", "code", "reason"?}`` as in ``envkit.server``.
 
 The modules, one job each: ``models`` (requests and responses), ``errors``, ``tokens`` (the seat

@@ -28,9 +28,9 @@ Every reply carries a Content-Security-Policy that keeps the pages on their own 
 play page's memory and travels in the ``X-Seat-Token`` header.
 
 The modules, one job each: ``models`` (requests and replies), ``replay`` (games read by
-python-chess, ply by ply), ``archive`` (the service's ``games.jsonl``), ``routes``,
-``security`` (headers and the replay's body limit) and ``app`` (``create_viewer_app``,
-``mount_viewer``).
+python-chess, ply by ply), ``archive`` (the service's archive database, read by its indexes),
+``routes``, ``security`` (headers and the replay's body limit) and ``app``
+(``create_viewer_app``, ``mount_viewer``).
 """
 
 from __future__ import annotations
