@@ -10,9 +10,13 @@ torch forbids "." in module names, so the separator is "/" unless you choose ano
   declared keys has no fixed shape and is dropped (declare its ``keys`` to keep it);
 - strings are dropped (``strings="drop"``, default) or mapped to ``Discrete(string_buckets)`` by
   a stable hash (``strings="hash"``: equal strings share a bucket, different ones may collide).
-Actions: a Dict action space becomes ``Discrete`` (one discrete field), ``MultiDiscrete`` (all
-discrete, or discrete and float fields mixed: each float field binned into ``float_bins`` even
-steps of its bounds) or ``Box`` (all float fields).
+Actions: the fields of a Dict action space (an object field's own fields too) become
+``Discrete`` (one discrete field), ``Box`` (all float fields), ``MultiBinary`` (all bool fields)
+or else ``MultiDiscrete``: a discrete field is one part, a bool one ``Discrete(2)`` part, and a
+float one part of ``float_bins`` even steps of its bounds. A flat action decodes to an element
+of the world's action space, so a bool field arrives as ``MultiBinary(1)`` and the world reads a
+Python bool. A field of any other type (str, list, tuple, dict) is refused with its path and type:
+a policy cannot sample it from a fixed-size space.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from multiagent.spaces import BoundedSequence, ordered_dict
 __all__ = ["FlattenForSB3"]
 
 Leaf = spaces.Box | spaces.Discrete | spaces.MultiBinary | spaces.MultiDiscrete
+ActionLeaf = spaces.Box | spaces.Discrete | spaces.MultiBinary
+ActionField = tuple[tuple[str, ...], ActionLeaf]  # (path of names, space)
 
 
 def _stable_bucket(text: str, buckets: int) -> int:
@@ -163,48 +169,101 @@ class FlattenForSB3(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     # -- actions ----------------------------------------------------------------------------
 
-    def _flat_action_space(self, space: spaces.Space[Any]) -> tuple[list[tuple[str, Any]], Any]:
+    def _flat_action_space(self, space: spaces.Space[Any]) -> tuple[list[ActionField], Any]:
+        """The action fields in order and the one SB3 space they flatten into."""
         if not isinstance(space, spaces.Dict):
             return [], space
-        fields = list(space.spaces.items())
-        discrete = [s for _, s in fields if isinstance(s, spaces.Discrete)]
-        boxes = [s for _, s in fields if isinstance(s, spaces.Box)]
-        if len(discrete) + len(boxes) != len(fields):
-            raise ValueError("FlattenForSB3 handles Dict actions of Discrete and Box fields only")
-        if not boxes and len(discrete) == 1:
-            return fields, spaces.Discrete(discrete[0].n)
-        if not discrete:
-            low = np.concatenate([b.low.ravel() for b in boxes]).astype(np.float32)
-            high = np.concatenate([b.high.ravel() for b in boxes]).astype(np.float32)
-            return fields, spaces.Box(low, high, dtype=np.float32)
-        sizes = [s.n if isinstance(s, spaces.Discrete) else self.float_bins for _, s in fields]
-        return fields, spaces.MultiDiscrete(sizes)
+        fields = _action_fields(space, ())
+        leaves = [leaf for _, leaf in fields]
+        if len(leaves) == 1 and isinstance(leaves[0], spaces.Discrete):
+            return fields, spaces.Discrete(leaves[0].n)
+        if all(isinstance(leaf, spaces.Box) for leaf in leaves):
+            low = np.concatenate([leaf.low.ravel() for leaf in leaves])  # type: ignore[union-attr]
+            high = np.concatenate([leaf.high.ravel() for leaf in leaves])  # type: ignore[union-attr]
+            return fields, spaces.Box(low.astype(np.float32), high.astype(np.float32))
+        if all(isinstance(leaf, spaces.MultiBinary) for leaf in leaves):
+            return fields, spaces.MultiBinary(sum(_width(leaf) for leaf in leaves))
+        return fields, spaces.MultiDiscrete([n for leaf in leaves for n in self._parts(leaf)])
+
+    def _parts(self, leaf: ActionLeaf) -> list[int]:
+        """A field's MultiDiscrete sizes: its choices, 2 per bool, ``float_bins`` per float."""
+        if isinstance(leaf, spaces.Discrete):
+            return [int(leaf.n)]
+        return [2 if isinstance(leaf, spaces.MultiBinary) else self.float_bins] * _width(leaf)
 
     def action(self, action: Any) -> Any:
-        """The wrapped env's Dict action for a flat one."""
+        """The wrapped env's Dict action (an element of its action space) for a flat one."""
         fields = self._action_fields
         if not fields:
             return action
         if isinstance(self.action_space, spaces.Discrete):
-            ((name, space),) = fields
-            return {name: int(space.start + int(action))}
-        values = np.asarray(action).ravel()
-        result: dict[str, Any] = {}
+            ((path, leaf),) = fields
+            return _nested([(path, int(leaf.start) + int(action))])  # type: ignore[union-attr]
+        values = np.asarray(action, dtype=np.float64).ravel()
+        decoded: list[tuple[tuple[str, ...], Any]] = []
         offset = 0
-        for (name, space), value in zip(fields, values, strict=False):
-            if isinstance(space, spaces.Discrete):
-                result[name] = int(space.start + int(value))
-            elif isinstance(self.action_space, spaces.MultiDiscrete):
-                fraction = int(value) / max(self.float_bins - 1, 1)
-                result[name] = (space.low + fraction * (space.high - space.low)).astype(space.dtype)
-            else:
-                size = int(np.prod(space.shape))
-                chunk = np.asarray(action, dtype=np.float64).ravel()[offset : offset + size]
-                result[name] = np.clip(chunk.reshape(space.shape), space.low, space.high).astype(
-                    space.dtype
-                )
-                offset += size
-        return result
+        for path, leaf in fields:
+            chunk = values[offset : offset + _width(leaf)]
+            offset += _width(leaf)
+            decoded.append((path, self._field_value(leaf, chunk)))
+        return _nested(decoded)
+
+    def _field_value(self, leaf: ActionLeaf, chunk: np.ndarray) -> Any:
+        """One field's element from its slice of the flat action."""
+        if isinstance(leaf, spaces.Discrete):
+            return int(leaf.start) + int(chunk[0])
+        if isinstance(leaf, spaces.MultiBinary):
+            return (chunk != 0).astype(leaf.dtype).reshape(leaf.shape)
+        if isinstance(self.action_space, spaces.MultiDiscrete):
+            chunk = leaf.low.ravel() + chunk / max(self.float_bins - 1, 1) * (
+                leaf.high.ravel() - leaf.low.ravel()
+            )
+        return np.clip(chunk.reshape(leaf.shape), leaf.low, leaf.high).astype(leaf.dtype)
+
+
+def _action_fields(space: spaces.Space[Any], path: tuple[str, ...]) -> list[ActionField]:
+    """The leaves of a Dict action space, or ``ValueError`` naming the first unsupported one."""
+    if isinstance(space, spaces.Dict):
+        return [
+            field
+            for name, child in space.spaces.items()
+            for field in _action_fields(child, (*path, name))
+        ]
+    if isinstance(space, (spaces.Discrete, spaces.Box, spaces.MultiBinary)):
+        return [(path, space)]
+    raise ValueError(
+        f"action field {'.'.join(path)!r}: {_kind(space)} cannot be flattened for SB3; "
+        "FlattenForSB3 takes categorical, int, float and bool action fields (and objects of them)"
+    )
+
+
+def _kind(space: spaces.Space[Any]) -> str:
+    """The world type behind an action field's space, as a refusal names it."""
+    if isinstance(space, spaces.Text):
+        return "a str (Text)"
+    if isinstance(space, BoundedSequence) and space.pairs:
+        return "a dict (Sequence of key-value pairs)"
+    if isinstance(space, spaces.Sequence):
+        return "a list (Sequence)"
+    if isinstance(space, spaces.Tuple):
+        return "a tuple (Tuple)"
+    return f"a {type(space).__name__} space"
+
+
+def _width(leaf: ActionLeaf) -> int:
+    """How many entries of the flat action one field takes."""
+    return 1 if isinstance(leaf, spaces.Discrete) else int(np.prod(leaf.shape))
+
+
+def _nested(values: list[tuple[tuple[str, ...], Any]]) -> dict[str, Any]:
+    """A Dict element from (path, value) pairs: an object field becomes a nested dict."""
+    result: dict[str, Any] = {}
+    for path, value in values:
+        target = result
+        for name in path[:-1]:
+            target = target.setdefault(name, {})
+        target[path[-1]] = value
+    return result
 
 
 def _stacked(space: spaces.Space[Any], length: int) -> Leaf:
