@@ -1,20 +1,39 @@
-"""``python -m multiagent serve --world trade``: a world as an OpenEnv server (HTTP, WebSocket
-and MCP), each session playing one agent's seat.
+"""The world commands.
 
-Exit status 2, with one line on stderr, when the server cannot start as asked: a bad flag, a
-world that fails ``load_config`` (checked before anything is served), the server extra missing.
-An error while serving exits 1, also in one line; ``--debug`` prints its traceback too.
+- ``python -m multiagent serve --world trade``: a world as an OpenEnv server (HTTP, WebSocket and
+  MCP), each session playing one agent's seat.
+- ``python -m multiagent validate FILE`` (or a built-in world's name): load a world and print what
+  it holds (``--json``: a ``multiagent.summary.WorldSummary``), so an author sees at once whether
+  the YAML says what was meant. Warnings raised while loading are ``prog: warning: ...`` lines.
+
+Exit status 2 when a command cannot run as asked: a bad flag, a missing file, a world that fails
+``load_config`` (``serve`` checks it before anything is served; ``validate`` prints one line per
+problem, each with its field path), the server extra missing. An error while serving exits 1, also
+in one line; ``--debug`` prints its traceback too.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from envkit.cli import add_server_arguments, server_settings
-from envkit.command_line import EXIT_OK, UsageError, add_debug_flag, run_command
+from envkit.command_line import (
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    add_debug_flag,
+    error_line,
+    run_command,
+)
 from multiagent.worlds import WORLDS
+
+if TYPE_CHECKING:
+    from multiagent.config import SimulationConfig
 
 # The server extra's modules, so a missing one is named with the extra that installs it.
 SERVER_MODULES = dict.fromkeys(("fastapi", "uvicorn", "websockets", "httptools"), "server")
@@ -49,7 +68,12 @@ def main(argv: list[str] | None = None) -> int:
         "may not (the other agents' hidden variables, the values behind the noise)",
     )
     add_debug_flag(serve)
+    validate = _add_validate(commands)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.command == "validate":
+        return run_command(
+            lambda: _validate(args, validate.prog), prog=validate.prog, debug=args.debug
+        )
     settings = server_settings(args, serve)  # a bad flag exits 2 through argparse
     return run_command(
         lambda: _serve(args, settings),
@@ -77,6 +101,66 @@ def _serve(args: argparse.Namespace, settings: dict[str, Any]) -> int:
         **settings,
     )
     return EXIT_OK
+
+
+def _add_validate(commands: Any) -> argparse.ArgumentParser:
+    validate: argparse.ArgumentParser = commands.add_parser(
+        "validate",
+        help="load a world YAML and summarise it, or list every problem with its field path",
+        description="Exit status 0 when the world loads, 2 when it does not (or is missing).",
+    )
+    validate.add_argument(
+        "world",
+        metavar="FILE",
+        help=f"a world YAML file, or a built-in world ({', '.join(WORLDS)})",
+    )
+    validate.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_debug_flag(validate)
+    return validate
+
+
+def _validate(args: argparse.Namespace, prog: str) -> int:
+    from multiagent.config import load_config
+    from multiagent.errors import WorldConfigError
+    from multiagent.summary import summarize
+    from multiagent.worlds import load_world
+
+    source: str = args.world
+    builtin = source in WORLDS and not Path(source).is_file()
+    if not builtin and not Path(source).is_file():
+        raise UsageError(f"{source}: no such file", f"the built-in worlds are {', '.join(WORLDS)}")
+    try:
+        config, problems = _load_reporting_warnings(
+            lambda: load_world(source) if builtin else load_config(source), prog
+        )
+    except WorldConfigError as error:
+        for line in str(error).splitlines():
+            if line.strip():
+                print(error_line(prog, f"{source}: {line.strip()}"), file=sys.stderr)
+        return EXIT_USAGE
+    summary = summarize(config, source, problems)
+    print(summary.model_dump_json(indent=2) if args.json else summary.text())
+    return EXIT_OK
+
+
+def _load_reporting_warnings(
+    load: Callable[[], SimulationConfig], prog: str
+) -> tuple[SimulationConfig, list[str]]:
+    """``load()``'s config and the ``UserWarning``s it raised, each printed as one stderr line;
+    any other warning is passed on as Python would show it."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        config = load()
+    messages = []
+    for warning in caught:
+        if issubclass(warning.category, UserWarning):
+            messages.append(str(warning.message))
+            print(f"{prog}: warning: {warning.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+    return config, messages
 
 
 if __name__ == "__main__":

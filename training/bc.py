@@ -25,7 +25,7 @@ from tqdm import tqdm  # text bars: tqdm.auto warns in Jupyter without ipywidget
 
 from training.config import AUTO, BCConfig, PPOConfig, resolve_out_dir
 from training.dto import Artifacts, BCEpoch, BCTrainingResult, EvaluationResult
-from training.envs import env_factory, has_action_masks, make_vec
+from training.envs import WORLD_PREFIX, env_factory, has_action_masks, make_vec
 from training.evaluation import evaluate
 from training.sb3_models import SMALL_NET_THREADS, build_model
 
@@ -42,7 +42,7 @@ CHESS_ENV_ID = "chess_env/Chess-v0"
 
 def bc_model(config: BCConfig) -> PPO | MaskablePPO:
     """The untrained SB3 model BC fills: the chess CNN under MaskablePPO, or a world's MLP."""
-    env = CHESS_ENV_ID if config.env == "chess" else f"world:{config.env}"
+    env = CHESS_ENV_ID if config.env == "chess" else f"{WORLD_PREFIX}{config.env}"
     factory = env_factory(env, learner=config.learner)
     probe = factory()
     masked = has_action_masks(probe)

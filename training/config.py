@@ -89,7 +89,8 @@ class PPOConfig(FrozenDTO):
 
     env: str = Field(
         default="chess_env/Chess-v0",
-        description="A Gymnasium id, or world:trade / world:forage (one learner, others random)",
+        description="A Gymnasium id, or world:trade / world:forage / world:PATH.yaml (a world "
+        "file, relative to the working directory; one learner, others random)",
     )
     env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Passed to the env")
     learner: str | None = Field(
@@ -419,9 +420,28 @@ def load_training_config(kind: str, path: _File = None, overrides: _Sets = None)
     data = apply_overrides(data, overrides or [])
     model = CONFIG_KINDS[kind]
     try:
-        return model.model_validate(data)
+        config = model.model_validate(data)
     except ValidationError as error:
         raise TrainingConfigError(validation_message(kind, model, error)) from None
+    _check_world_envs(kind, config)
+    return config
+
+
+def _check_world_envs(kind: str, config: TrainingConfig) -> None:
+    """Load each ``world:`` env now, so a missing or bad world file is a config error naming
+    ``env``. Here rather than in ``PPOConfig``: a stored result carries its config, and reading
+    it elsewhere must not need the world file."""
+    from training.envs import WORLD_PREFIX, load_training_world
+
+    sections = {"": config, "ppo.": getattr(config, "ppo", None)}
+    for prefix, section in sections.items():
+        if isinstance(section, PPOConfig) and section.env.startswith(WORLD_PREFIX):
+            try:
+                load_training_world(section.env.removeprefix(WORLD_PREFIX))
+            except ValueError as error:  # WorldConfigError is one
+                raise TrainingConfigError(
+                    f"{kind} config: {prefix}env: {section.env}: {error}"
+                ) from None
 
 
 def validation_message(kind: str, model: type[BaseModel], error: ValidationError) -> str:
