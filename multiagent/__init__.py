@@ -1,6 +1,7 @@
 """Partially observable multi-agent worlds defined in YAML, as PettingZoo envs.
 
-- ``load_config(path | dict)`` -> ``SimulationConfig`` (``WorldConfigError`` names the field path);
+- ``load_config(path | dict)`` -> ``SimulationConfig`` (``WorldConfigError`` names the field path;
+  ``WorldConfigWarning`` for a world without dynamics);
   ``VariableDefinition``: typed variables (float, int, bool, categorical, dict, list, tuple,
   str, object).
 - ``parallel_env(config)`` / ``aec_env(config)``: the world, ground truth; wrappers in
@@ -12,7 +13,12 @@
 
 from multiagent.config import ObservabilityLevel, SimulationConfig, load_config
 from multiagent.env import DynamicsError, WorldEnv, aec_env, parallel_env
-from multiagent.errors import CircularSchemaError, StateValidationError, WorldConfigError
+from multiagent.errors import (
+    CircularSchemaError,
+    StateValidationError,
+    WorldConfigError,
+    WorldConfigWarning,
+)
 from multiagent.state import create_agent_state_model, create_global_state_model
 from multiagent.variables import VariableDefinition
 from multiagent.world_state import Transition, WorldState
@@ -26,6 +32,7 @@ __all__ = [
     "Transition",
     "VariableDefinition",
     "WorldConfigError",
+    "WorldConfigWarning",
     "WorldEnv",
     "WorldState",
     "aec_env",

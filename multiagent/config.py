@@ -7,6 +7,11 @@ loads; its other keys are parameters for the dynamics) and ``observability``. Th
 ``llm`` and ``logging`` sections of older configs are kept as given, for LLM runners. Every
 rejection is a ``WorldConfigError`` naming the field path; a value outside a fixed set (a level, a
 type, a distribution) is named with every allowed value.
+
+The dynamics module is imported from ``sys.path`` as any module is; when it is not found there
+and the config came from a file, from the file's folder. A world with no ``engine.dynamics`` loads
+with a ``WorldConfigWarning``: its state would never change and its rewards stay 0.
+``dynamics: null``, written out, says that is meant.
 """
 
 from __future__ import annotations
@@ -15,8 +20,10 @@ import difflib
 import hashlib
 import importlib
 import json
+import sys
 import types
 import typing
+import warnings
 from collections.abc import Callable, Mapping
 from enum import Enum
 from pathlib import Path
@@ -36,6 +43,7 @@ from multiagent.errors import (
     CircularSchemaError,
     StateValidationError,
     WorldConfigError,
+    WorldConfigWarning,
     not_one_of,
 )
 from multiagent.state import validate_value
@@ -224,6 +232,9 @@ class ObservabilityEntry(BaseModel):
 class DefaultObservability(BaseModel):
     """How an observer sees a target the matrix does not list (default: unaware).
 
+    Not the observer itself: an agent without a self row in the matrix sees itself as an insider,
+    without noise (``multiagent.observability.ObservabilityPlan``).
+
     Example:
         >>> DefaultObservability(level="external", noise=0.1)
         DefaultObservability(level=<ObservabilityLevel.EXTERNAL: 'external'>, noise=0.1)
@@ -297,12 +308,17 @@ class SimulationConfig(BaseModel):
 def load_config(source: str | Path | Mapping[str, Any]) -> SimulationConfig:
     """A ``SimulationConfig`` from a YAML file path or a dict, or a ``WorldConfigError``.
 
+    A file's ``engine.dynamics`` module may also sit in the file's folder. A world without
+    dynamics loads with a ``WorldConfigWarning`` (unless it says ``dynamics: null``).
+
     Example:
         >>> config = load_config({"simulation": {"name": "demo", "max_turns": 5},
-        ...                       "agents": [{"name": "A"}, {"name": "B"}]})
+        ...                       "agents": [{"name": "A"}, {"name": "B"}],
+        ...                       "engine": {"dynamics": None}})  # static on purpose
         >>> config.agent_names, list(config.state_variables.agent_vars)
         (['A', 'B'], ['economic_strength'])
     """
+    folder = Path(source).resolve().parent if isinstance(source, (str, Path)) else None
     data = _read(source) if isinstance(source, (str, Path)) else source
     if not isinstance(data, Mapping):
         raise WorldConfigError(f"a config must be a mapping of sections, got {type(data).__name__}")
@@ -311,10 +327,23 @@ def load_config(source: str | Path | Mapping[str, Any]) -> SimulationConfig:
         config = SimulationConfig.model_validate(data)
     except ValidationError as error:
         raise WorldConfigError(_describe(error)) from None
-    problems = _cross_checks(config)
+    problems = _cross_checks(config, folder)
     if problems:
         raise WorldConfigError("\n".join(problems))
+    if config.engine.dynamics is None and "dynamics" not in config.engine.model_fields_set:
+        warnings.warn(_no_dynamics(config.simulation.name), WorldConfigWarning, stacklevel=2)
     return config
+
+
+def _no_dynamics(world: str) -> str:
+    """What a world without dynamics does, and the two ways to say what was meant."""
+    return (
+        f"engine.dynamics: world {world!r} names no dynamics, so its state never changes (only "
+        "the turn advances) and every reward is 0. Name a function "
+        "dynamics(state, actions, rng, params) -> Transition as engine: {dynamics: "
+        "'my_module:my_function'} (my_module.py on sys.path or next to the YAML file); write "
+        "'dynamics: null' if the world is meant to stand still"
+    )
 
 
 def _read(path: str | Path) -> Any:
@@ -400,8 +429,14 @@ def _describe(error: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def resolve_dynamics(target: str) -> Callable[..., Any]:
+def resolve_dynamics(target: str, *, folder: Path | None = None) -> Callable[..., Any]:
     """The function ``"package.module:function"`` names, or a ``WorldConfigError`` saying why not.
+
+    Args:
+        target: ``"package.module:function"``.
+        folder: where to look when the module is not on ``sys.path`` (a config file's folder;
+            default None: nowhere else). Once imported from there, the module stays in
+            ``sys.modules``, so later look-ups by name in the same process find it.
 
     Example:
         >>> resolve_dynamics("multiagent.worlds.forage:dynamics").__name__
@@ -414,9 +449,12 @@ def resolve_dynamics(target: str) -> Callable[..., Any]:
     module_name, _, name = target.partition(":")
     prefix = f"engine.dynamics: {target!r}"
     try:
-        module = importlib.import_module(module_name)
+        module = _import(module_name, folder)
     except Exception as error:  # a module's own code may raise anything while it loads
         reason = _import_failure(module_name, error)
+        if folder is not None and _not_found(module_name, error):
+            searched = ", ".join(repr(entry or str(Path.cwd())) for entry in sys.path)
+            reason += f" (looked in the config's folder {str(folder)!r}, then sys.path: {searched})"
         raise WorldConfigError(f"{prefix} cannot be imported: {reason}") from error
     if not hasattr(module, name):
         public = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")]
@@ -433,11 +471,35 @@ def resolve_dynamics(target: str) -> Callable[..., Any]:
     return function
 
 
+def _import(module_name: str, folder: Path | None) -> types.ModuleType:
+    """The module from ``sys.path`` as usual, else from ``folder`` (on ``sys.path`` only while it
+    imports: a config's folder should not shadow modules for the rest of the process)."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if folder is None or not _not_found(module_name, error):
+            raise
+    entry = str(folder)
+    sys.path.insert(0, entry)
+    importlib.invalidate_caches()  # the folder's files may be newer than the finders' listings
+    try:
+        return importlib.import_module(module_name)
+    finally:
+        if entry in sys.path:
+            sys.path.remove(entry)
+
+
+def _not_found(module_name: str, error: BaseException) -> bool:
+    """Whether ``error`` says ``module_name`` (or a package above it) does not exist, rather than
+    that the module's own imports failed."""
+    missing = error.name if isinstance(error, ModuleNotFoundError) else None
+    return bool(missing) and (module_name == missing or module_name.startswith(f"{missing}."))
+
+
 def _import_failure(module_name: str, error: Exception) -> str:
     """Why ``module_name`` did not import: it is missing, or its own code failed."""
-    missing = error.name if isinstance(error, ModuleNotFoundError) else None
-    if missing and (module_name == missing or module_name.startswith(f"{missing}.")):
-        return f"no module named {missing!r}"
+    if _not_found(module_name, error):
+        return f"no module named {getattr(error, 'name', module_name)!r}"
     return f"importing {module_name!r} raised {type(error).__name__}: {error}"
 
 
@@ -484,7 +546,7 @@ def _walk(defn: Any, stack: list[tuple[str, str, int]], done: set[int]) -> None:
     done.add(id(defn))
 
 
-def _cross_checks(config: SimulationConfig) -> list[str]:
+def _cross_checks(config: SimulationConfig, folder: Path | None = None) -> list[str]:
     """Rules that span sections: names, depth limits, defaults, observability references."""
     problems: list[str] = []
     names = config.agent_names
@@ -522,19 +584,19 @@ def _cross_checks(config: SimulationConfig) -> list[str]:
                 validate_value(declared, value, path)
             except StateValidationError as error:
                 problems += [f"{p}: {m}" for p, m in error.errors]
-    problems += _check_engine(config.engine)
+    problems += _check_engine(config.engine, folder)
     if config.observability is not None:
         problems += _check_observability(config)
     return problems
 
 
-def _check_engine(engine: EngineConfig) -> list[str]:
-    """A misspelt ``dynamics`` key, or dynamics that cannot run."""
+def _check_engine(engine: EngineConfig, folder: Path | None) -> list[str]:
+    """A misspelt ``dynamics`` key, or dynamics that cannot run (looked for in ``folder`` too)."""
     close = difflib.get_close_matches("dynamics", list(engine.params), n=1, cutoff=0.75)
     problems = [f"engine.{key}: unknown key; did you mean 'dynamics'?" for key in close]
     if engine.dynamics is not None:
         try:
-            resolve_dynamics(engine.dynamics)
+            resolve_dynamics(engine.dynamics, folder=folder)
         except WorldConfigError as error:
             problems.append(str(error))
     return problems

@@ -1,5 +1,6 @@
-"""Exceptions of the worlds package (every one names the field path it is about), and the wording
-they share for a value outside a fixed set."""
+"""Exceptions of the worlds package (every one names the field path it is about), the warning for
+a world that loads but is probably not what its author meant, and the wording they share for a
+value outside a fixed set."""
 
 from __future__ import annotations
 
@@ -9,7 +10,13 @@ from typing import Any
 
 from envkit.errors import ConfigError
 
-__all__ = ["CircularSchemaError", "StateValidationError", "WorldConfigError", "not_one_of"]
+__all__ = [
+    "CircularSchemaError",
+    "StateValidationError",
+    "WorldConfigError",
+    "WorldConfigWarning",
+    "not_one_of",
+]
 
 
 class WorldConfigError(ConfigError):
@@ -21,6 +28,13 @@ class WorldConfigError(ConfigError):
 
 class CircularSchemaError(WorldConfigError):
     """Object schemas that contain themselves (reachable through YAML anchors and aliases)."""
+
+
+class WorldConfigWarning(UserWarning):
+    """A world that loads and runs but probably not as meant (one without dynamics stands still).
+
+    A category of its own so a caller can silence exactly it, e.g. for a world that is static on
+    purpose: ``warnings.filterwarnings("ignore", category=WorldConfigWarning)``."""
 
 
 class StateValidationError(ValueError):

@@ -3,8 +3,9 @@
 - ``ObservabilityLevel``: unaware (the target is absent), external (its external variables),
   insider (all of them). A variable not listed in ``variable_visibility`` is external; an agent's
   ``name`` is always visible.
-- ``ObservabilityPlan``: the per-(observer, target) view, resolved once per config (matrix
-  entries, then the default). Full observability when the section is absent or disabled.
+- ``ObservabilityPlan``: the per-(observer, target) view, resolved once per config: a matrix
+  entry, else (an agent looking at itself) insider without noise, else the section's default.
+  Full observability when the section is absent or disabled.
 - ``construct_observation(observer, state, config, *, seed, turn)``: a new ``WorldState`` with
   unaware targets removed, internal variables removed for external observers, global variables
   filtered the same way, noise applied (``multiagent.noise``) and no reasoning chains.
@@ -70,6 +71,10 @@ class View:
 class ObservabilityPlan:
     """Every observer's views, resolved once from a config.
 
+    A pair's view comes from its matrix row; without one, an agent sees itself as an insider
+    without noise (a self row, e.g. ``[A, A, external, 0.1]``, overrides that) and any other
+    target as the section's ``default`` says.
+
     Args:
         config: the world definition.
         full: ignore the observability section (everyone an insider, no noise): what the
@@ -122,9 +127,12 @@ class ObservabilityPlan:
             section = self.config.observability
             assert section is not None
             entry = self._matrix.get((observer, target))
-            level, noise = (entry.level, entry.noise) if entry else (
-                section.default.level, section.default.noise
-            )  # fmt: skip
+            if entry is not None:
+                level, noise = entry.level, entry.noise
+            elif observer == target:  # an agent knows its own state unless a row says otherwise
+                level, noise = ObservabilityLevel.INSIDER, 0.0
+            else:
+                level, noise = section.default.level, section.default.noise
         if level == ObservabilityLevel.UNAWARE:
             return None
         variables = self._visible[(level, target == GLOBAL_TARGET)]

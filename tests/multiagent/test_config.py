@@ -2,8 +2,12 @@
 
 Covers the load-time limits (nesting depth), defaults that must conform to their definition,
 unknown keys with a "did you mean", values outside a fixed set (named with the allowed ones), YAML
-errors, schema cycles through anchors, agents, the engine section (its dynamics imported at load),
-observability and its noise range, and old configs that must keep loading unchanged.
+errors, schema cycles through anchors, agents, the engine section (its dynamics imported at load,
+from the YAML's folder too; a world without dynamics warns), observability and its noise range,
+and old configs that must keep loading unchanged.
+
+Most worlds here have no dynamics on purpose: the module ignores ``WorldConfigWarning`` except
+where a test catches it (``pytest.warns`` records whatever the filters say).
 """
 
 from __future__ import annotations
@@ -11,8 +15,12 @@ from __future__ import annotations
 import contextlib
 import copy
 import math
+import os
 import re
 import sys
+import textwrap
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +30,10 @@ from hypothesis import strategies as st
 
 from multiagent import parallel_env
 from multiagent.config import ObservabilityLevel, SimulationConfig, load_config
-from multiagent.errors import CircularSchemaError, WorldConfigError
+from multiagent.errors import CircularSchemaError, WorldConfigError, WorldConfigWarning
 from multiagent.variables import VariableDefinition
+
+pytestmark = pytest.mark.filterwarnings("ignore::multiagent.errors.WorldConfigWarning")
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 WORLDS = DATA / "worlds"
@@ -468,6 +478,116 @@ def test_env_resolves_dynamics_as_load_config_checks_them() -> None:
     with pytest.raises(WorldConfigError) as caught:
         parallel_env(config)
     assert str(caught.value) == config_error(source)
+
+
+# -- a world without dynamics warns ------------------------------------------------------------
+
+
+def test_a_world_without_dynamics_warns_what_that_means_and_how_to_add_one() -> None:
+    with pytest.warns(WorldConfigWarning) as caught:
+        config = load_config(world())
+    assert config.engine.dynamics is None
+    [warning] = caught.list
+    message = str(warning.message)
+    assert message.startswith("engine.dynamics: world 'test' names no dynamics")
+    assert "state never changes" in message and "every reward is 0" in message
+    assert "engine: {dynamics: 'my_module:my_function'}" in message
+    assert "'dynamics: null'" in message
+    assert warning.filename == __file__  # it points at the caller's load_config line
+
+
+@pytest.mark.parametrize(
+    "engine", [{"dynamics": None}, {"dynamics": "multiagent.worlds.forage:dynamics"}]
+)
+def test_a_world_with_dynamics_or_static_on_purpose_does_not_warn(engine: dict[str, Any]) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_config(world(engine=engine))
+
+
+def test_a_refused_world_does_not_warn_as_well() -> None:
+    """The error says what is wrong; a warning about the same section would be noise."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", WorldConfigWarning)
+        config_error(world(engine={"dynamic": "a:b"}))
+
+
+# -- engine.dynamics from the YAML's folder ------------------------------------------------------
+
+FOLDER_RULES = "q7_folder_rules"  # a name no other test imports: the module stays in sys.modules
+
+
+@pytest.fixture
+def world_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A YAML world and its dynamics module in one folder, the current directory elsewhere."""
+    folder = tmp_path / "my_world"
+    folder.mkdir()
+    (folder / f"{FOLDER_RULES}.py").write_text(
+        textwrap.dedent(
+            """
+            from multiagent.world_state import Transition, WorldState
+
+            def step(state, actions, rng, params):
+                agents = {n: {**a, "gold": a["gold"] + params["income"]}
+                          for n, a in state.agents.items()}
+                return Transition(WorldState(state.turn + 1, agents, state.global_state),
+                                  rewards=dict.fromkeys(agents, 1.0))
+            """
+        ),
+        encoding="utf-8",
+    )
+    (folder / "world.yaml").write_text(
+        textwrap.dedent(
+            f"""
+            simulation: {{name: folder, max_turns: 3}}
+            agents: [{{name: A}}, {{name: B}}]
+            state_variables: {{agent_vars: {{gold: {{type: int, min: 0, default: 0}}}}}}
+            actions: {{wait: {{type: bool}}}}
+            engine: {{dynamics: "{FOLDER_RULES}:step", income: 2}}
+            """
+        ),
+        encoding="utf-8",
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    yield folder
+    sys.modules.pop(FOLDER_RULES, None)
+
+
+def test_dynamics_are_imported_from_the_yaml_folder(world_folder: Path) -> None:
+    path_before = list(sys.path)
+    config = load_config(world_folder / "world.yaml")
+    assert sys.path == path_before  # the folder was on sys.path only while importing
+    env = parallel_env(config)  # the env finds the module load_config imported
+    env.reset(seed=0)
+    _, rewards, _, _, _ = env.step({"A": {"wait": True}, "B": {"wait": False}})
+    assert env.world.agents["A"]["gold"] == 2 and rewards == {"A": 1.0, "B": 1.0}
+
+
+def test_a_relative_yaml_path_finds_its_folder(world_folder: Path) -> None:
+    relative = os.path.relpath(world_folder / "world.yaml")
+    assert load_config(relative).engine.params == {"income": 2}
+
+
+def test_dynamics_not_found_name_the_folders_searched(world_folder: Path) -> None:
+    (world_folder / f"{FOLDER_RULES}.py").unlink()
+    message = config_error(world_folder / "world.yaml")
+    assert message.startswith(
+        f"engine.dynamics: '{FOLDER_RULES}:step' cannot be imported: "
+        f"no module named '{FOLDER_RULES}' (looked in the config's folder '{world_folder}', "
+        "then sys.path: "
+    )
+    assert repr(sys.path[-1]) in message
+
+
+def test_a_dict_config_looks_only_on_sys_path(world_folder: Path) -> None:
+    """No file, no folder: the message is the one it always was."""
+    source = world(engine={"dynamics": f"{FOLDER_RULES}:step"})
+    assert config_error(source) == (
+        f"engine.dynamics: '{FOLDER_RULES}:step' cannot be imported: "
+        f"no module named '{FOLDER_RULES}'"
+    )
 
 
 def test_unknown_agent_key_is_named_with_nearest_valid_key() -> None:

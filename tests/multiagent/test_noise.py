@@ -44,13 +44,18 @@ def world(
     global_vars: dict[str, dict[str, Any]] | None = None,
     distribution: str = "uniform",
 ) -> SimulationConfig:
-    """A config whose variables are all external (none listed) and whose matrix is ``matrix``."""
+    """A config whose variables are all external (none listed) and whose matrix is ``matrix``,
+    plus an unaware self row for each agent without one: these tests look at other targets, and
+    their states give an observer no values of its own."""
+    selves = {row[0] for row in matrix if row[0] == row[1]}
+    blind = [[name, name, "unaware"] for name in agents if name not in selves]
     return load_config(
         {
             "simulation": {"name": "noise", "max_turns": 10},
             "agents": [{"name": name} for name in agents],
             "state_variables": {"agent_vars": agent_vars, "global_vars": global_vars or {}},
-            "observability": {"matrix": matrix, "distribution": distribution},
+            "observability": {"matrix": matrix + blind, "distribution": distribution},
+            "engine": {"dynamics": None},  # observations only
         }
     )
 

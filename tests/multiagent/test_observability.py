@@ -32,6 +32,10 @@ from multiagent.world_state import WorldState
 from multiagent.worlds import load_world
 
 INSIDER, EXTERNAL = ObservabilityLevel.INSIDER, ObservabilityLevel.EXTERNAL
+# The benchmark's workload world has no dynamics on purpose (only its observations are measured).
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:engine.dynamics. world 'workload':multiagent.errors.WorldConfigWarning"
+)
 
 # -- a hand-built world: every variable type, some internal, a mixed matrix ---------------------
 
@@ -96,7 +100,7 @@ MATRIX: list[list[Any]] = [
     ["C", "A", "insider", 0.5],
     ["C", "global", "unaware"],
 ]
-DEFAULT = {"level": "external", "noise": 0.1}  # B->C, C->B, C->C
+DEFAULT = {"level": "external", "noise": 0.1}  # B->C, C->B; C->C is insider (no self row)
 
 
 def hand_config(observability: dict[str, Any] | str | None = "default") -> SimulationConfig:
@@ -105,6 +109,7 @@ def hand_config(observability: dict[str, Any] | str | None = "default") -> Simul
         "simulation": {"name": "hand", "max_turns": 10},
         "agents": [{"name": "A"}, {"name": "B"}, {"name": "C"}],
         "state_variables": {"agent_vars": AGENT_VARS, "global_vars": GLOBAL_VARS},
+        "engine": {"dynamics": None},  # observations only
     }
     if observability == "default":
         observability = {
@@ -215,28 +220,77 @@ def assert_type_kept(defn: Any, value: Any) -> None:
 
 
 def test_matrix_entry_wins_over_default_and_default_covers_unlisted_pairs() -> None:
-    """A pair in the matrix gets its own level and noise; any other pair gets the default."""
+    """A pair in the matrix gets its own level and noise; any other pair of two agents gets the
+    default; an agent without a self row sees itself as an insider, whatever the default."""
     plan = ObservabilityPlan(hand_config())
     assert plan.view("B", "A") == View("A", EXTERNAL, 0.2, plan.view("B", "A").variables)
     assert plan.view("C", "A").level == INSIDER and plan.view("C", "A").noise == 0.5
     assert plan.view("A", "C") is None  # listed as unaware although the default is external
     assert plan.view("C", GLOBAL_TARGET) is None
-    for observer, target in [("B", "C"), ("C", "B"), ("C", "C")]:
+    for observer, target in [("B", "C"), ("C", "B")]:
         view = plan.view(observer, target)
         assert view is not None
         assert (view.target, view.level, view.noise) == (target, EXTERNAL, 0.1)
+    assert plan.view("C", "C") == View("C", INSIDER, 0.0, tuple(AGENT_VARS))
 
 
 def test_unlisted_pairs_are_unaware_without_a_default() -> None:
-    """The default default is unaware: only the matrix's pairs are visible."""
+    """The default default is unaware: only the matrix's pairs and each agent itself are
+    visible."""
     config = hand_config({"matrix": [["A", "B", "external", 0.3], ["B", "global", "insider"]]})
     plan = ObservabilityPlan(config)
-    assert [v.target for v in plan.views["A"]] == ["B"]
-    assert [v.target for v in plan.views["B"]] == [GLOBAL_TARGET]
-    assert plan.views["C"] == []
+    assert [v.target for v in plan.views["A"]] == ["A", "B"]
+    assert [v.target for v in plan.views["B"]] == ["B", GLOBAL_TARGET]
+    assert [v.target for v in plan.views["C"]] == ["C"]
     assert plan.view("B", GLOBAL_TARGET).noise == 0.0  # noise left out of the row
     obs = construct_observation("C", hand_state(), config, seed=1)
-    assert obs.agents == {} and obs.global_state == {}
+    assert obs.agents == {"C": hand_state().agents["C"]} and obs.global_state == {}
+
+
+def self_config(*rows: list[Any], default: dict[str, Any] | None = None) -> SimulationConfig:
+    """The hand-built world with only ``rows`` in its matrix (and ``default``)."""
+    section: dict[str, Any] = {
+        "variable_visibility": {"internal": sorted(INTERNAL_AGENT | INTERNAL_GLOBAL)},
+        "matrix": list(rows),
+    }
+    if default is not None:
+        section["default"] = default
+    return hand_config(section)
+
+
+@pytest.mark.parametrize(
+    "default", [None, {"level": "unaware"}, {"level": "external", "noise": 0.4}]
+)
+def test_an_agent_sees_itself_exactly_without_a_self_row(default: dict[str, Any] | None) -> None:
+    """No self row: insider without noise, whatever the default says of other pairs, and its
+    observation holds its own true state."""
+    config = self_config(["A", "B", "external", 0.3], default=default)
+    plan = ObservabilityPlan(config)
+    for name in "ABC":
+        assert plan.view(name, name) == View(name, INSIDER, 0.0, tuple(AGENT_VARS))
+    truth = hand_state()
+    for seed in range(3):
+        obs = construct_observation("C", truth, config, seed=seed, turn=seed)
+        assert obs.agents["C"] == truth.agents["C"]
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        (["A", "A", "unaware"], None),
+        (["A", "A", "external", 0.25], (EXTERNAL, 0.25)),
+        (["A", "A", "insider", 0.5], (INSIDER, 0.5)),
+    ],
+)
+def test_a_self_row_overrides_the_self_default(row: list[Any], expected: Any) -> None:
+    """The matrix says otherwise for the pair: the matrix wins (the other agents keep the
+    default of seeing themselves)."""
+    plan = ObservabilityPlan(self_config(row, default={"level": "external", "noise": 0.4}))
+    view = plan.view("A", "A")
+    assert (view and (view.level, view.noise)) == expected
+    assert plan.view("B", "B") == View("B", INSIDER, 0.0, tuple(AGENT_VARS))
+    if expected is None:
+        assert "A" not in construct_observation("A", hand_state(), plan.config, seed=0).agents
 
 
 FULL_CASES = {
@@ -269,7 +323,8 @@ def test_view_variables_follow_the_visibility_lists() -> None:
     unlisted variables count as external."""
     plan = ObservabilityPlan(hand_config())
     assert set(plan.view("B", "A").variables) == EXTERNAL_AGENT
-    assert set(plan.view("C", "C").variables) == EXTERNAL_AGENT
+    assert set(plan.view("B", "C").variables) == EXTERNAL_AGENT
+    assert set(plan.view("C", "C").variables) == set(AGENT_VARS)  # itself, by default
     assert set(plan.view("B", GLOBAL_TARGET).variables) == EXTERNAL_GLOBAL
     assert set(plan.view("A", "A").variables) == set(AGENT_VARS)
     assert set(plan.view("C", "A").variables) == set(AGENT_VARS)
