@@ -77,6 +77,7 @@ def workload_config() -> SimulationConfig:
     return load_config(
         {
             "simulation": {"name": "workload", "max_turns": 10},
+            "engine": {"dynamics": None},  # observed, never stepped: static on purpose
             "agents": [{"name": f"A{i}"} for i in range(N_AGENTS)],
             "state_variables": {"agent_vars": agent_vars, "global_vars": global_vars},
             "observability": {

@@ -435,8 +435,8 @@ def resolve_dynamics(target: str, *, folder: Path | None = None) -> Callable[...
     Args:
         target: ``"package.module:function"``.
         folder: where to look when the module is not on ``sys.path`` (a config file's folder;
-            default None: nowhere else). Once imported from there, the module stays in
-            ``sys.modules``, so later look-ups by name in the same process find it.
+            default None: nowhere else). A folder the module was found in stays on
+            ``sys.path``, last, so later look-ups by name find it, in worker processes too.
 
     Example:
         >>> resolve_dynamics("multiagent.worlds.forage:dynamics").__name__
@@ -472,21 +472,25 @@ def resolve_dynamics(target: str, *, folder: Path | None = None) -> Callable[...
 
 
 def _import(module_name: str, folder: Path | None) -> types.ModuleType:
-    """The module from ``sys.path`` as usual, else from ``folder`` (on ``sys.path`` only while it
-    imports: a config's folder should not shadow modules for the rest of the process)."""
+    """The module from ``sys.path`` as usual, else from ``folder``, which then stays on
+    ``sys.path``, last: worker processes (a ``SubprocVecEnv``'s, which start with their parent's
+    ``sys.path``) find the module too, and being last it never shadows one found elsewhere."""
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as error:
         if folder is None or not _not_found(module_name, error):
             raise
     entry = str(folder)
-    sys.path.insert(0, entry)
+    added = entry not in sys.path
+    if added:
+        sys.path.append(entry)
     importlib.invalidate_caches()  # the folder's files may be newer than the finders' listings
     try:
         return importlib.import_module(module_name)
-    finally:
-        if entry in sys.path:
-            sys.path.remove(entry)
+    except BaseException:
+        if added and entry in sys.path:
+            sys.path.remove(entry)  # nothing came of it: leave sys.path as it was
+        raise
 
 
 def _not_found(module_name: str, error: BaseException) -> bool:

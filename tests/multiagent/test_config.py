@@ -551,6 +551,7 @@ def world_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the folder a load adds goes with the test
     yield folder
     sys.modules.pop(FOLDER_RULES, None)
 
@@ -558,7 +559,8 @@ def world_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
 def test_dynamics_are_imported_from_the_yaml_folder(world_folder: Path) -> None:
     path_before = list(sys.path)
     config = load_config(world_folder / "world.yaml")
-    assert sys.path == path_before  # the folder was on sys.path only while importing
+    # The folder stays on sys.path, last: worker processes inherit it; it shadows nothing.
+    assert sys.path == [*path_before, str(world_folder.resolve())]
     env = parallel_env(config)  # the env finds the module load_config imported
     env.reset(seed=0)
     _, rewards, _, _, _ = env.step({"A": {"wait": True}, "B": {"wait": False}})

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,3 +106,26 @@ def test_the_command_line_refuses_a_missing_world_file_with_exit_2(
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "env: world:gone.yaml: world file 'gone.yaml' does not exist" in err
+
+
+def test_worker_processes_find_a_dynamics_module_that_sits_next_to_the_world_file(
+    tmp_path: Path,
+) -> None:
+    """Two SubprocVecEnv workers, started after the world was loaded, import its dynamics module
+    from the YAML's folder (they used to fail: no module named ...)."""
+    folder = tmp_path / "my_world"
+    folder.mkdir()
+    (folder / "my_forage_rules.py").write_text("from multiagent.worlds.forage import dynamics\n")
+    text = world_path("forage").read_text()
+    assert "multiagent.worlds.forage:dynamics" in text
+    (folder / "world.yaml").write_text(
+        text.replace("multiagent.worlds.forage:dynamics", "my_forage_rules:dynamics")
+    )
+    subprocess_argv = [
+        sys.executable, "-m", "training", "ppo", "--set", f"env=world:{folder / 'world.yaml'}",
+        *TINY_PPO[:6], "--set", "n_envs=2", "--set", "vec_env=subproc",
+        "--set", "progress_bar=false", "--out", str(tmp_path / "run"),
+    ]  # fmt: skip
+    done = subprocess.run(subprocess_argv, capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["total_timesteps"] >= 64

@@ -85,9 +85,11 @@ def create_chess_service_app(
             error a code, on its own as mounted in ``envkit.server`` apps, which check the same.
         budget: makes the server agents within the server's engine and search limits
             (``chess_env.serving.thinking``); default one of its own, with default limits.
-        max_live_games_per_client, max_spectators_per_game, max_spectators_per_client: what
-            one client may hold (``ChessService``). A client is the connection's peer, or the
-            address a trusted proxy names when the app is mounted in an ``envkit.server`` app.
+        max_live_games_per_client: unfinished games one client may have created
+            (``ChessService``; a client is the connection's peer, or the address a trusted
+            proxy names when the app is mounted in an ``envkit.server`` app).
+        max_spectators_per_game: spectator streams open on one game.
+        max_spectators_per_client: spectator streams one client may hold open.
     """
     if state_manager is not None and archive_dir is not None:
         raise ValueError("archive_dir is for the default StateManager; set it on yours instead")
