@@ -19,7 +19,10 @@ sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
 from live_server import live_process
 from stockfish_binary import needs_stockfish
 
-STOP_SECONDS = 4.0  # over the watch's 1 s stall, the guard's 1.5 s and the 3 s timeout below
+from chess_env.core.stalls import STALLS
+
+STALL_SECONDS = STALLS.stall
+STOP_SECONDS = 8.0  # over the watch's 1 s stall, the guard's 1.5 s and the 6 s timeout below
 
 WATCHED = textwrap.dedent(
     """
@@ -43,7 +46,7 @@ def test_a_stopped_process_sees_its_stall_and_only_that_one() -> None:
     try:
         assert child.stdout.readline().strip() == "ready"
         os.kill(child.pid, signal.SIGSTOP)
-        time.sleep(STOP_SECONDS)
+        time.sleep(3 * STALL_SECONDS)
         os.kill(child.pid, signal.SIGCONT)
         child.stdin.write("go\n")
         child.stdin.flush()
@@ -65,7 +68,7 @@ def test_an_engine_game_survives_the_server_being_stopped_mid_search() -> None:
             f"{base}/service/games",
             json={
                 "white": {"player": "remote", "name": "Me"},
-                "black": {"player": "stockfish?movetime=0.5", "name": "SF", "timeout_seconds": 3},
+                "black": {"player": "stockfish?movetime=0.5", "name": "SF", "timeout_seconds": 6},
             },
             timeout=30,
         ).json()

@@ -33,6 +33,15 @@ START = chess.Board()
 LEGAL = list(START.legal_moves)
 
 
+async def until_thinking(held: type[Held], count: int) -> None:
+    """Wait (at most ``GUARD`` seconds) until ``count`` held players think: a loaded machine
+    may take a while to start their threads."""
+    deadline = time.monotonic() + GUARD
+    while held.thinking < count:
+        assert time.monotonic() < deadline, f"{count} players never thought at once"
+        await asyncio.sleep(0.01)
+
+
 # -- SlotGate -------------------------------------------------------------------------------------
 
 
@@ -233,7 +242,8 @@ def test_one_client_thinks_at_most_its_share_at_once(held: type[Held]) -> None:
     async def scenario() -> int:
         players = [budget.make("held", "10.0.0.1") for _ in range(4)]
         moves = [asyncio.ensure_future(budget.think(p, START, LEGAL, GUARD)) for p in players]
-        await asyncio.sleep(0.2)
+        await until_thinking(held, 1)
+        await asyncio.sleep(0.2)  # room for a second one to start, were the limit not kept
         at_once = held.thinking
         held.release.set()
         await asyncio.wait_for(asyncio.gather(*moves), GUARD)
@@ -273,7 +283,8 @@ def test_sessions_searching_on_their_own_threads_share_the_servers_slots(
     ]
     for thread in threads:
         thread.start()
-    time.sleep(0.2)
+    asyncio.run(until_thinking(held, 2))
+    time.sleep(0.2)  # room for a third one to start, were the limit not kept
     assert held.thinking == 2
     held.release.set()
     for thread in threads:
