@@ -1,10 +1,10 @@
 """What a server's own players may cost: ``ThinkingLimits``, ``ThinkingBudget``, ``ServedPlayer``.
 
 A server makes players for its clients: the OpenEnv sessions' opponents and the game service's
-seats. Left alone, one client's engine games take the machine from everyone else's (30 engine
-games queued a victim's ``random`` reply for 30 s, and its player then lost on time; 32 engine
-opponents starting at once failed their handshakes). So each server makes and moves its players
-through one ``ThinkingBudget``:
+seats. Left alone, one client's engine games would take the machine from everyone else's: other
+games' players would queue behind their searches and lose on time, and engines started all at
+once fail their handshakes. So each server makes and moves its players through one
+``ThinkingBudget``:
 
 - **Quick players** (``QUICK_PLAYERS``: random, greedy) answer on the caller's thread at once,
   waiting on nobody and holding no slot: no other client's load can delay them.
