@@ -2,7 +2,7 @@
 
 Gaussian noise needs a logarithm and a cosine (Box-Muller). numpy's own ``np.log1p`` and
 ``np.cos`` run SIMD kernels on CPUs that have AVX-512 and the C library's elsewhere, and the two
-differ in the last bits: the same seed then gave different noise on different machines. These are
+differ in the last bits: the same seed would give different noise on different machines. These are
 built from ``+ - * /``, ``frexp`` and ``rint`` alone, each an exact IEEE operation wherever numpy
 runs, so their results are the same everywhere (within a few units in the last place of the true
 value).
