@@ -21,12 +21,10 @@ from pydantic import ValidationError
 from chess_env.serving.game_store import (
     DEFAULT_MAX_PLIES,
     ArchiveError,
-    GamesFullError,
     StateManager,
 )
 from chess_env.serving.service.bodies import Listing
 from chess_env.serving.service.core import ChessService
-from chess_env.serving.service.errors import games_full
 from chess_env.serving.service.events import events_router
 from chess_env.serving.service.games import games_router
 from chess_env.serving.service.moves import moves_router
@@ -133,7 +131,6 @@ def create_chess_service_app(
     for handled in (ServiceError, ValidationError, RequestValidationError):
         app.add_exception_handler(handled, _error_response)
     app.add_exception_handler(ArchiveError, _archive_unavailable)
-    app.add_exception_handler(GamesFullError, _games_full)
     app.include_router(router)
     return app
 
@@ -152,12 +149,6 @@ async def _error_response(request: Request, error: Exception) -> JSONResponse:
     status, body = error_payload(error)
     body = {"detail": body.pop("message"), **body}
     return JSONResponse(body, status_code=status, headers=error_headers(error))
-
-
-async def _games_full(request: Request, error: Exception) -> JSONResponse:
-    """503 with Retry-After when no place is free for a new game (``errors.games_full``)."""
-    assert isinstance(error, GamesFullError)
-    return await _error_response(request, games_full(error))
 
 
 async def _archive_unavailable(request: Request, error: Exception) -> JSONResponse:

@@ -193,9 +193,10 @@ class ChessService:
         try:
             seats["white"] = seat_for(request.white, configs["white"], self.budget, client)
             seats["black"] = seat_for(request.black, configs["black"], self.budget, client)
-            game = await run_in_threadpool(
-                self.games.create_game, configs["white"], configs["black"], request.fen
-            )
+            with translated():  # no place free: 503 games_full
+                game = await run_in_threadpool(
+                    self.games.create_game, configs["white"], configs["black"], request.fen
+                )
         except InvalidPositionError as error:
             close_seats(seats)
             raise InvalidInputError(str(error), reason="invalid_position") from None

@@ -2,7 +2,7 @@
 
 - ``EngineUnavailableError`` (503); the store's ``UnknownGameError`` is answered as a 404
   ``unknown_game`` by ``translated()``, its ``GamesFullError`` as a 503 ``games_full`` with
-  ``Retry-After`` (``games_full()``, also the service app's handler of it)
+  ``Retry-After``
 - ``MissingSeatTokenError`` (401) and ``SeatForbiddenError`` (403): a seat's move, resignation or
   the creator's abort without a token, or with one that is not that seat's (code UNAUTHORIZED)
 - ``ListingOffError`` (403): ``GET /games`` on a service whose listing is "off"
@@ -32,7 +32,6 @@ __all__ = [
     "ListingOffError",
     "MissingSeatTokenError",
     "SeatForbiddenError",
-    "games_full",
     "translated",
 ]
 
@@ -77,11 +76,7 @@ def translated() -> Iterator[None]:
         raise EpisodeStateError(str(error), reason="game_over") from None
     except UnknownGameError as error:
         raise UnknownSessionError(str(error), reason="unknown_game") from None
-    except GamesFullError as error:
-        raise games_full(error) from None
-
-
-def games_full(error: GamesFullError) -> CapacityError:
-    """The store's refusal of a new game, every place holding a live game: 503, with the
-    seconds until one may go idle as ``Retry-After``."""
-    return CapacityError(str(error), reason="games_full", retry_after=error.retry_after)
+    except GamesFullError as error:  # every place holds a live game
+        raise CapacityError(
+            str(error), reason="games_full", retry_after=error.retry_after
+        ) from None

@@ -22,6 +22,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from envkit.server.access import route_path
 from envkit.server.limits import MAX_BODY_BYTES, BodySizeLimit
 
 __all__ = ["RouteBodyLimits", "ViewerHeaders", "allow_larger_body", "content_security_policy"]
@@ -116,13 +117,7 @@ class RouteBodyLimits:
         self.larger = {path: BodySizeLimit(app, limit) for path, limit in (larger or {}).items()}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self.larger.get(_route_path(scope), self.default)(scope, receive, send)
-
-
-def _route_path(scope: Scope) -> str:
-    """The request's path below the app's mount point (``root_path``)."""
-    path, root = scope.get("path", ""), scope.get("root_path", "")
-    return path[len(root) :] if root and path.startswith(root) else path
+        await self.larger.get(route_path(scope), self.default)(scope, receive, send)
 
 
 def allow_larger_body(app: FastAPI, path: str, max_bytes: int) -> None:
