@@ -3,7 +3,8 @@
 Sections: ``simulation``, ``agents``, ``state_variables`` (``agent_vars``, ``global_vars``),
 ``actions`` (one definition per field of the action each agent takes per turn), ``engine``
 (``dynamics: "package.module:function"``, imported at load so a world that cannot run never
-loads; its other keys are parameters for the dynamics) and ``observability``. The ``validator``,
+loads; its other keys are parameters for the dynamics), ``observability``, and for evaluations
+``collapse`` and ``scenarios`` (``multiagent.scenarios``). The ``validator``,
 ``llm`` and ``logging`` sections of older configs are kept as given, for LLM runners. Every
 rejection is a ``WorldConfigError`` naming the field path; a value outside a fixed set (a level, a
 type, a distribution) is named with every allowed value.
@@ -45,6 +46,12 @@ from multiagent.errors import (
     WorldConfigError,
     WorldConfigWarning,
     not_one_of,
+)
+from multiagent.scenarios import (
+    CollapseCondition,
+    ScenarioConfig,
+    check_collapse,
+    check_scenarios,
 )
 from multiagent.state import validate_value
 from multiagent.variables import (
@@ -287,6 +294,8 @@ class SimulationConfig(BaseModel):
     actions: dict[str, VariableDefinition] = Field(default_factory=dict)
     engine: EngineConfig = Field(default_factory=EngineConfig)
     observability: ObservabilityConfig | None = None
+    collapse: CollapseCondition | None = None
+    scenarios: dict[str, ScenarioConfig] = Field(default_factory=dict)
     validator: dict[str, Any] | None = None
     llm: dict[str, Any] | None = None
     logging: dict[str, Any] | None = None
@@ -591,6 +600,11 @@ def _cross_checks(config: SimulationConfig, folder: Path | None = None) -> list[
     problems += _check_engine(config.engine, folder)
     if config.observability is not None:
         problems += _check_observability(config)
+    if config.collapse is not None:
+        kinds = {name: defn.type for name, defn in variables.global_vars.items()}
+        problems += check_collapse(config.collapse, kinds)
+    seats = [(agent.name, agent.type) for agent in config.agents]
+    problems += check_scenarios(config.scenarios, seats, config.simulation.max_turns)
     return problems
 
 

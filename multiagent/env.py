@@ -12,7 +12,9 @@ sees everything, exactly. Partial observability and noise are wrappers
 2. the dynamics (``engine.dynamics``) produce the next state, rewards, terminations and infos;
 3. the new state is validated against the definitions: a dynamics bug that breaks a bound
    raises ``DynamicsError`` naming the variable's path;
-4. ``max_turns`` truncates.
+4. a world with a ``collapse`` section terminates every agent once its variable is below the
+   threshold (``infos[agent]["collapsed"] = True``);
+5. ``max_turns`` truncates.
 
 With ``record=`` (a path, or True for memory only) the env keeps an episode log of what it
 returns (``multiagent.recording``); ``parallel_env(config, observability=True, record=...)``
@@ -246,16 +248,27 @@ class WorldEnv(ParallelEnv):
         self.world = self._checked(transition, world.turn)
         rewards = {a: float(transition.rewards.get(a, 0.0)) for a in self.agents}
         terminations = {a: bool(transition.terminations.get(a, False)) for a in self.agents}
+        collapsed = self._collapsed()
+        if collapsed:
+            terminations = dict.fromkeys(self.agents, True)
         truncated = self.world.turn >= self.config.simulation.max_turns
         truncations = dict.fromkeys(self.agents, truncated)
         infos = {a: dict(transition.infos.get(a, {})) for a in self.agents}
         for agent, message in errors.items():
             infos[agent]["action_error"] = message
+        if collapsed:
+            for info in infos.values():
+                info["collapsed"] = True
         observations = self._observations()
         if self.recorder is not None:
             self.recorder.step(actions, self.agents, rewards, terminations, truncations, infos)
         self.agents = [a for a in self.agents if not (terminations[a] or truncations[a])]
         return observations, rewards, terminations, truncations, infos
+
+    def _collapsed(self) -> bool:
+        collapse = self.config.collapse
+        world = self._require_world()
+        return collapse is not None and world.global_state[collapse.variable] < collapse.below
 
     def decode_action(self, agent: str, action: Any) -> dict[str, Any]:
         """An agent's action as validated plain values, or ``ValueError`` naming the field.
