@@ -7,6 +7,10 @@ fill them) and who fills the others (background players, named by seat or by rol
 background sets are further named populations the focal players never trained against
 (generalisation); ``python -m multiagent eval --background-set NAME`` picks one.
 
+``baseline`` names the strong baseline (a player spec): the normalised score puts focal seats
+filled by it at 1 and filled by ``random`` at 0, as Melting Pot normalises between the worst and the
+best baseline populations.
+
 ``episode_length`` is one number or ``[min, max]``: each episode's length is drawn in that range
 from the episode's seed, so a player cannot count back from a known end.
 
@@ -69,6 +73,11 @@ class ScenarioConfig(BaseModel):
         description="Named background populations kept for generalisation (same form)",
     )
     tags: list[str] = Field(default_factory=list, description="resident, visitor or free labels")
+    baseline: str | None = Field(
+        None,
+        description="The strong baseline's player spec: focal seats filled by it score 1 on the "
+        "normalised scale, filled by random players 0 (None: no normalised score)",
+    )
     episode_length: int | tuple[int, int] | None = Field(
         None, description="Turns per episode, or [min, max] drawn per episode; None: max_turns"
     )
