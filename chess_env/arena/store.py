@@ -13,14 +13,11 @@ keeps its record (it is counted) and is played again by the next run, whose reco
 
 from __future__ import annotations
 
-import json
 import os
-import threading
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from chess_env.arena.results import ArenaConfig, ArenaGame
+from envkit.append_log import AppendLog, ConfigChangedError, check_same_config
 
 __all__ = ["CONFIG_FILE", "GAMES_FILE", "ArenaConfigChangedError", "GameLog"]
 
@@ -28,7 +25,7 @@ CONFIG_FILE = "arena.json"
 GAMES_FILE = "games.jsonl"
 
 
-class ArenaConfigChangedError(ValueError):
+class ArenaConfigChangedError(ConfigChangedError):
     """``OUT`` holds a tournament with another configuration."""
 
 
@@ -50,14 +47,20 @@ class GameLog:
         self.out_dir, self.config = Path(out_dir), config
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.path = self.out_dir / GAMES_FILE
-        self._lock = threading.Lock()
         config_path = self.out_dir / CONFIG_FILE
         if fresh:
             self.path.unlink(missing_ok=True)
         elif config_path.exists():
-            _check_same(config_path, config)
+            try:
+                check_same_config(config_path, config, "a tournament")
+            except ConfigChangedError as error:
+                raise ArenaConfigChangedError(str(error)) from None
         config_path.write_text(config.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        self.records: list[ArenaGame] = self._load()
+        self._log = AppendLog(self.path, ArenaGame, "game record")
+
+    @property
+    def records(self) -> list[ArenaGame]:
+        return self._log.records
 
     @property
     def latest(self) -> dict[str, ArenaGame]:
@@ -76,48 +79,4 @@ class GameLog:
 
     def append(self, game: ArenaGame) -> None:
         """Write ``game`` at once, all or nothing (safe from several threads)."""
-        line = (game.model_dump_json() + "\n").encode()
-        with self._lock:
-            descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(descriptor, line)
-                os.fsync(descriptor)
-            finally:
-                os.close(descriptor)
-            self.records.append(game)
-
-    def _load(self) -> list[ArenaGame]:
-        if not self.path.exists():
-            return []
-        data = self.path.read_bytes()
-        complete = data.rfind(b"\n") + 1
-        if complete < len(data):  # a line torn by a kill mid-write: it never finished
-            with open(self.path, "r+b") as file:
-                file.truncate(complete)
-        records = []
-        for number, line in enumerate(data[:complete].decode().splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(ArenaGame.model_validate_json(line))
-            except ValidationError as error:
-                problem = error.errors()[0]["msg"]
-                raise ValueError(f"{self.path}:{number}: not a game record ({problem})") from None
-        return records
-
-
-def _check_same(path: Path, config: ArenaConfig) -> None:
-    try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path}: unreadable ({error}); pass --fresh to start over") from None
-    current = config.model_dump(mode="json")
-    changed = sorted(
-        key for key in current.keys() | stored.keys() if current.get(key) != stored.get(key)
-    )
-    if changed:
-        raise ArenaConfigChangedError(
-            f"{path.parent} holds a tournament with another configuration (changed: "
-            f"{', '.join(changed)}); rerun it as it was to resume, or pass --fresh "
-            "(fresh=True) to start over and discard its games"
-        )
+        self._log.append(game)
