@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from envkit import stats
 from envkit.dto import FrozenDTO
 from training.config import AnnealConfig, BCConfig, PPOConfig, WorldName
 
@@ -59,6 +60,7 @@ def wilson_interval(score: float, n: int, z: float = Z_95) -> tuple[float, float
 
     A draw counts half a point, so the score of a match is a proportion like any other; unlike
     the normal approximation, Wilson's interval stays inside [0, 1] and is not empty at 0 or 1.
+    It is ``envkit.stats.wilson_interval`` read as a fraction and a normal quantile ``z``.
 
     Example:
         >>> [round(bound, 3) for bound in wilson_interval(0.8, 200)]
@@ -70,9 +72,10 @@ def wilson_interval(score: float, n: int, z: float = Z_95) -> tuple[float, float
         raise ValueError(f"the interval needs at least one trial, got n={n}")
     if not 0.0 <= score <= 1.0:
         raise ValueError(f"score must be in [0, 1], got {score}")
-    centre = (score + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(score * (1 - score) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    if not z > 0:
+        raise ValueError(f"z must be a normal quantile > 0, got {z}")
+    confidence = 1 - math.erfc(z / math.sqrt(2))  # the mass of the normal within z of its mean
+    return stats.wilson_interval(score * n, n, confidence)
 
 
 def _check_counts(wins: int, draws: int, losses: int, games: int) -> None:
