@@ -90,6 +90,14 @@ class ReasoningStep(FrozenDTO):
         ge=0,
         description="Requests sent again after HTTP 429, a 5xx or a lost connection",
     )
+    from_cache: bool = Field(
+        default=False,
+        description="Whether every request was answered from the client's ReplayCache",
+    )
+    failure_reason: str | None = Field(
+        default=None,
+        description="The ChatError.reason when the endpoint failed (e.g. 'context_limit')",
+    )
 
 
 class LLMAgent:
@@ -179,7 +187,7 @@ class LLMAgent:
         errors: list[str] = []
         warnings: list[str] = []
         problems: list[str] = []
-        action, valid, timed_out = None, False, False
+        action, valid, timed_out, failure_reason = None, False, False, None
         cost = _Cost()
         start = time.perf_counter()
         try:
@@ -196,7 +204,7 @@ class LLMAgent:
                     valid = True
                     break
         except ChatError as error:
-            timed_out = isinstance(error, ChatTimeout)
+            timed_out, failure_reason = isinstance(error, ChatTimeout), error.reason
             errors.append(str(error))
             raise
         finally:
@@ -215,18 +223,21 @@ class LLMAgent:
                     tokens_in=tokens_in,
                     tokens_out=tokens_out,
                     endpoint_retries=cost.retries,
+                    from_cache=cost.all_cached(),
+                    failure_reason=failure_reason,
                 )
             )
         return action
 
     def _complete(self, messages: list[dict[str, Any]], cost: _Cost) -> dict[str, Any]:
         """One request, its tokens and retries added to ``cost`` (also when it fails)."""
-        usage = None
+        usage, cached = None, False
         try:
             reply = self.client.complete(messages, **self._tool_options)
             usage = getattr(self.client, "last_usage", None)
+            cached = getattr(self.client, "last_from_cache", False) is True
         finally:
-            cost.add(usage, getattr(self.client, "last_retries", 0))
+            cost.add(usage, getattr(self.client, "last_retries", 0), cached)
         return reply
 
     def close(self) -> None:
@@ -261,14 +272,20 @@ class _Cost:
     def __init__(self) -> None:
         self.usages: list[TokenUsage | None] = []
         self.retries = 0
+        self.cached = 0
 
     @property
     def requests(self) -> int:
         return len(self.usages)
 
-    def add(self, usage: object, retries: object) -> None:
+    def add(self, usage: object, retries: object, cached: bool) -> None:
         self.usages.append(usage if isinstance(usage, TokenUsage) else None)
         self.retries += retries if isinstance(retries, int) else 0
+        self.cached += cached
+
+    def all_cached(self) -> bool:
+        """Whether there were requests and the replay cache answered every one."""
+        return 0 < self.requests == self.cached
 
     def tokens(self) -> tuple[int | None, int | None]:
         """Prompt and completion tokens over the requests; None when any reported none."""
