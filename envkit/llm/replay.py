@@ -15,8 +15,10 @@ A key is ``sha256`` of the canonical JSON (``sort_keys=True, separators=(",", ":
 requests the same client asked in the same scope before this one. Identical requests (a model asked
 twice the same thing at temperature 0.7) so replay in the order they were first answered. The
 scope is the caller's (``ChatClient.cache_scope``; an evaluation uses one per episode and seat,
-``"ep-3/Forager_1"``), so two seats asking the same thing keep their own answers. The API key is
-in the request headers, never in the payload, so it is never in the cache.
+``"ep-3/Forager_1"``), so two seats asking the same thing keep their own answers. The URL is part
+of the key: the same request to another endpoint (or the same server on another port) is another
+request, so a replay names the endpoint the run named. The API key is in the request headers,
+never in the payload, so it is never in the cache.
 
 A request that failed (``ChatError``) is not stored: a rerun sends it again. Its occurrence is
 still counted, so the requests after it keep their keys. An entry is written to a temporary file,
