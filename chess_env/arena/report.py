@@ -14,31 +14,27 @@ so every text is escaped: for Markdown (``|``, ``<``, ``*`` and the like) or for
 
 from __future__ import annotations
 
-import html
 import math
 import os
-import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from chess_env.arena.results import ENDINGS, ArenaResult, ColorRecord, PlayerCard
+from envkit.tables import (
+    TABLE_CSS,
+    Table,
+    html_escape,
+    html_page,
+    html_table,
+    markdown_table,
+    markdown_text,
+)
 
 __all__ = ["leaderboard_html", "leaderboard_markdown", "write_reports"]
 
 _NOT_APPLICABLE = "-"
 _UNKNOWN = "unknown"
 _TITLE = "Arena leaderboard"
-
-
-@dataclass(frozen=True)
-class _Table:
-    """Plain-text cells: the first ``text_columns`` columns hold names and labels (escaped for
-    Markdown), the others numbers formatted here (left as they are)."""
-
-    header: list[str]
-    rows: list[list[str]]
-    text_columns: int = 1
 
 
 # -- the cells, shared by both pages ----------------------------------------------------------
@@ -116,7 +112,7 @@ def _wdl(record: ColorRecord) -> str:
     return f"{record.wins}/{record.draws}/{record.losses}"
 
 
-def _leaderboard(result: ArenaResult) -> _Table:
+def _leaderboard(result: ArenaResult) -> Table:
     """One row per player; the quality, text and LLM columns only when some player has them."""
     cards = result.players
     groups: list[tuple[list[str], Callable[[PlayerCard], list[str]]]] = []
@@ -138,7 +134,7 @@ def _leaderboard(result: ArenaResult) -> _Table:
         for _, cells in groups:
             row += cells(card)
         rows.append(row)
-    return _Table(header, rows, text_columns=2)
+    return Table(header, rows, text_columns=2)
 
 
 def _matrix(result: ArenaResult) -> dict[tuple[str, str], tuple[float, int]]:
@@ -149,11 +145,11 @@ def _matrix(result: ArenaResult) -> dict[tuple[str, str], tuple[float, int]]:
     }
 
 
-def _head_to_head(result: ArenaResult) -> _Table:
+def _head_to_head(result: ArenaResult) -> Table:
     names = [card.name for card in result.players]
     matrix = _matrix(result)
     rows = [[row, *(_cell(matrix.get((row, column))) for column in names)] for row in names]
-    return _Table(["Player", *names], rows)
+    return Table(["Player", *names], rows)
 
 
 def _cell(points_games: tuple[float, int] | None) -> str:
@@ -163,17 +159,17 @@ def _cell(points_games: tuple[float, int] | None) -> str:
     return f"{points:g}/{games}"
 
 
-def _endings(result: ArenaResult) -> _Table:
+def _endings(result: ArenaResult) -> Table:
     seen = {ending for card in result.players for ending in card.endings}
     columns = [ending for ending in ENDINGS if ending in seen] + sorted(seen - set(ENDINGS))
     rows = [
         [card.name, *(str(card.endings.get(ending, 0)) for ending in columns)]
         for card in result.players
     ]
-    return _Table(["Player", *columns], rows)
+    return Table(["Player", *columns], rows)
 
 
-def _conditions(result: ArenaResult) -> _Table:
+def _conditions(result: ArenaResult) -> Table:
     rows = [
         [
             card.condition,
@@ -186,7 +182,7 @@ def _conditions(result: ArenaResult) -> _Table:
         for card in result.conditions
     ]
     header = ["Condition", "Players", "Games", "Points", "Score %", "Illegal / 1000 moves"]
-    return _Table(header, rows, text_columns=2)
+    return Table(header, rows, text_columns=2)
 
 
 def _config_line(result: ArenaResult) -> str:
@@ -212,29 +208,6 @@ def _games_line(result: ArenaResult) -> str:
 
 # -- Markdown ---------------------------------------------------------------------------------
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
-_BREAKS = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
-
-
-def _md(text: str) -> str:
-    """``text`` as literal Markdown inside one table cell.
-
-    Example:
-        >>> print(_md("openai:gpt?x=<script>|*b*"))
-        openai:gpt?x=\\<script\\>\\|\\*b\\*
-    """
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", _BREAKS.sub(" ", text))
-
-
-def _md_table(table: _Table) -> str:
-    rules = [":---" if index < table.text_columns else "---:" for index in range(len(table.header))]
-    header = [_md(cell) for cell in table.header]
-    rows = [
-        [_md(cell) if index < table.text_columns else cell for index, cell in enumerate(row)]
-        for row in table.rows
-    ]
-    return "\n".join(f"| {' | '.join(line)} |" for line in [header, rules, *rows])
-
 
 def leaderboard_markdown(result: ArenaResult) -> str:
     """The leaderboard as Markdown (see the module docstring for what it holds).
@@ -254,34 +227,29 @@ def leaderboard_markdown(result: ArenaResult) -> str:
     """
     sections = [
         f"# {_TITLE}",
-        _md(_config_line(result)),
-        _md_table(_leaderboard(result)),
+        markdown_text(_config_line(result)),
+        markdown_table(_leaderboard(result)),
         "## Head to head\n\nThe row player's points / games against the column player.",
-        _md_table(_head_to_head(result)),
+        markdown_table(_head_to_head(result)),
         "## Endings",
-        _md_table(_endings(result)),
+        markdown_table(_endings(result)),
     ]
     if result.conditions:
-        sections += ["## Prompt conditions", _md_table(_conditions(result))]
+        sections += ["## Prompt conditions", markdown_table(_conditions(result))]
     sections += [
         "## How",
-        f"{_md(_games_line(result))}.",
-        f"Ratings: {_md(result.rating_method)}.",
-        f"Machine: {_md(result.machine)}.",
+        f"{markdown_text(_games_line(result))}.",
+        f"Ratings: {markdown_text(result.rating_method)}.",
+        f"Machine: {markdown_text(result.machine)}.",
     ]
     return "\n\n".join(sections) + "\n"
 
 
 # -- HTML -------------------------------------------------------------------------------------
 
-_CSS = """
-body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
-table { border-collapse: collapse; margin: 1em 0; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; }
-th { background: #f2f2f2; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-td.name, th.name { max-width: 24em; overflow-wrap: anywhere; }
-svg text { font: 12px system-ui, sans-serif; fill: #222; }
+_CSS = (
+    TABLE_CSS
+    + """svg text { font: 12px system-ui, sans-serif; fill: #222; }
 svg .axis { stroke: #888; }
 svg .grid { stroke: #e4e4e4; }
 svg .bar { stroke: #1f77b4; stroke-width: 2; }
@@ -291,24 +259,7 @@ svg .anchor .dot { fill: #d95f02; }
 .key-anchor { color: #d95f02; }
 .key-rated { color: #1f77b4; }
 """
-
-
-def _esc(text: str) -> str:
-    return html.escape(text, quote=True)
-
-
-def _html_table(table: _Table, css_class: str) -> str:
-    def cells(row: list[str], tag: str) -> str:
-        return "".join(
-            f'<{tag} class="{"name" if index < table.text_columns else "num"}">{_esc(cell)}</{tag}>'
-            for index, cell in enumerate(row)
-        )
-
-    body = "".join(f"<tr>{cells(row, 'td')}</tr>\n" for row in table.rows)
-    return (
-        f'<table class="{css_class}">\n<thead><tr>{cells(table.header, "th")}</tr></thead>\n'
-        f"<tbody>\n{body}</tbody>\n</table>"
-    )
+)
 
 
 def _heat(fraction: float) -> str:
@@ -327,7 +278,7 @@ def _heat(fraction: float) -> str:
 def _heat_map(result: ArenaResult) -> str:
     names = [card.name for card in result.players]
     matrix = _matrix(result)
-    head = "".join(f'<th class="name">{_esc(name)}</th>' for name in names)
+    head = "".join(f'<th class="name">{html_escape(name)}</th>' for name in names)
     rows = []
     for row in names:
         cells = []
@@ -336,8 +287,8 @@ def _heat_map(result: ArenaResult) -> str:
             style = ""
             if points_games is not None:
                 style = f' style="background: {_heat(points_games[0] / points_games[1])}"'
-            cells.append(f'<td class="num"{style}>{_esc(_cell(points_games))}</td>')
-        rows.append(f'<tr><th class="name">{_esc(row)}</th>{"".join(cells)}</tr>\n')
+            cells.append(f'<td class="num"{style}>{html_escape(_cell(points_games))}</td>')
+        rows.append(f'<tr><th class="name">{html_escape(row)}</th>{"".join(cells)}</tr>\n')
     return (
         f'<table class="matrix">\n<thead><tr><th class="name">Player</th>{head}</tr></thead>\n'
         f"<tbody>\n{''.join(rows)}</tbody>\n</table>"
@@ -410,8 +361,10 @@ def _plot_row(card: PlayerCard, y: float, x: Callable[[float], str]) -> str:
     label = card.name if len(card.name) <= _LABEL_CHARS else card.name[: _LABEL_CHARS - 1] + "…"
     group_class = "row anchor" if card.anchor is not None else "row"
     return (
-        f'<g class="{group_class}"><title>{_esc(card.name)}: {_esc(_rating(card))}</title>'
-        f'<text x="{_LABEL_WIDTH - 8}" y="{y + 4:.1f}" text-anchor="end">{_esc(label)}</text>'
+        f'<g class="{group_class}">'
+        f"<title>{html_escape(card.name)}: {html_escape(_rating(card))}</title>"
+        f'<text x="{_LABEL_WIDTH - 8}" y="{y + 4:.1f}" text-anchor="end">'
+        f"{html_escape(label)}</text>"
         f'<line class="bar" x1="{x(low)}" y1="{y:.1f}" x2="{x(high)}" y2="{y:.1f}"/>'
         f'<circle class="dot" cx="{x(rating)}" cy="{y:.1f}" r="4"/></g>'
     )
@@ -421,8 +374,8 @@ def leaderboard_html(result: ArenaResult) -> str:
     """The leaderboard as one HTML5 page that needs nothing else (see the module docstring)."""
     sections = [
         f"<h1>{_TITLE}</h1>",
-        f"<p>{_esc(_config_line(result))}</p>",
-        _html_table(_leaderboard(result), "leaderboard"),
+        f"<p>{html_escape(_config_line(result))}</p>",
+        html_table(_leaderboard(result), "leaderboard"),
         "<h2>Ratings</h2>",
         '<p>Dots at the rating, bars over the 95% interval: <span class="key-rated">players'
         '</span>, <span class="key-anchor">anchors</span>.</p>',
@@ -432,22 +385,17 @@ def leaderboard_html(result: ArenaResult) -> str:
         "game) through white (even) to green (won every game).</p>",
         _heat_map(result),
         "<h2>Endings</h2>",
-        _html_table(_endings(result), "endings"),
+        html_table(_endings(result), "endings"),
     ]
     if result.conditions:
-        sections += ["<h2>Prompt conditions</h2>", _html_table(_conditions(result), "conditions")]
+        sections += ["<h2>Prompt conditions</h2>", html_table(_conditions(result), "conditions")]
     sections += [
         "<h2>How</h2>",
-        f"<p>{_esc(_games_line(result))}.</p>",
-        f"<p>Ratings: {_esc(result.rating_method)}.</p>",
-        f"<p>Machine: {_esc(result.machine)}.</p>",
+        f"<p>{html_escape(_games_line(result))}.</p>",
+        f"<p>Ratings: {html_escape(result.rating_method)}.</p>",
+        f"<p>Machine: {html_escape(result.machine)}.</p>",
     ]
-    body = "\n".join(sections)
-    return (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{_TITLE}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n"
-    )
+    return html_page(_TITLE, "\n".join(sections), _CSS)
 
 
 def write_reports(result: ArenaResult, out_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
