@@ -40,6 +40,7 @@ __all__ = [
     "MIN_TOKEN_LENGTH",
     "TOKEN_VARIABLE",
     "add_server_arguments",
+    "parse_price",
     "positive",
     "server_settings",
 ]
@@ -218,3 +219,23 @@ def _token(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str | N
             f"(--token {GENERATE_TOKEN} makes a random one)"
         )
     return token
+
+
+def parse_price(text: str) -> tuple[str, tuple[float, float]]:
+    """``--price MODEL=IN/OUT`` -> (model, (in, out)) in dollars per million tokens.
+
+    Example:
+        >>> parse_price("gpt-4o-mini=0.15/0.60")
+        ('gpt-4o-mini', (0.15, 0.6))
+    """
+    model, _, amounts = text.rpartition("=")
+    try:
+        prompt, completion = (float(part) for part in amounts.split("/"))
+    except ValueError:
+        raise ValueError(
+            f"--price {text!r}: expected MODEL=IN/OUT, dollars per million prompt and completion "
+            "tokens, e.g. gpt-4o-mini=0.15/0.60"
+        ) from None
+    if not model or not (0 <= prompt < math.inf and 0 <= completion < math.inf):
+        raise ValueError(f"--price {text!r}: expected MODEL=IN/OUT with non-negative prices")
+    return model, (prompt, completion)

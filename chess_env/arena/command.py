@@ -135,6 +135,7 @@ def _arena(args: argparse.Namespace) -> int:
 
 def _prepare(args: argparse.Namespace, anchors: list[str] | None) -> Tournament:
     from chess_env.arena.runner import prepare
+    from envkit.cli import parse_price
 
     return prepare(
         args.players,
@@ -149,23 +150,9 @@ def _prepare(args: argparse.Namespace, anchors: list[str] | None) -> Tournament:
         fresh=args.fresh,
         max_plies=args.max_plies,
         llm_concurrency=args.llm_concurrency,
-        prices=dict(_price(text) for text in args.price),
+        prices=dict(parse_price(text) for text in args.price),
         bootstrap=args.bootstrap,
         prior_draws=args.prior_draws,
         progress=not args.quiet,
     )
 
-
-def _price(text: str) -> tuple[str, tuple[float, float]]:
-    """``MODEL=IN/OUT`` -> (model, (in, out)) in dollars per million tokens."""
-    model, _, amounts = text.rpartition("=")
-    try:
-        prompt, completion = (float(part) for part in amounts.split("/"))
-    except ValueError:
-        raise ValueError(
-            f"--price {text!r}: expected MODEL=IN/OUT, dollars per million prompt and completion "
-            "tokens, e.g. gpt-4o-mini=0.15/0.60"
-        ) from None
-    if not model or prompt < 0 or completion < 0:
-        raise ValueError(f"--price {text!r}: expected MODEL=IN/OUT with non-negative prices")
-    return model, (prompt, completion)

@@ -94,6 +94,12 @@ class ReasoningStep(FrozenDTO):
         default=False,
         description="Whether every request was answered from the client's ReplayCache",
     )
+    error_kinds: list[str] = Field(
+        default_factory=list,
+        description="One reason code per refused reply: no_json, unparseable, bad_tool_call, or "
+        "the first schema issue's kind (missing, unexpected, enum, type, bound, size, pattern, "
+        "invalid)",
+    )
     failure_reason: str | None = Field(
         default=None,
         description="The ChatError.reason when the endpoint failed (e.g. 'context_limit')",
@@ -187,6 +193,7 @@ class LLMAgent:
         errors: list[str] = []
         warnings: list[str] = []
         problems: list[str] = []
+        kinds: list[str] = []
         action, valid, timed_out, failure_reason = None, False, False, None
         cost = _Cost()
         start = time.perf_counter()
@@ -197,9 +204,10 @@ class LLMAgent:
                 reply = self._complete(messages, cost)
                 replies.append(reply)
                 messages.append(_assistant(reply))
-                action, problems, noted = self._read(reply)
+                action, problems, noted, kind = self._read(reply)
                 errors += problems
                 warnings += noted
+                kinds += [kind] if kind else []
                 if not problems:
                     valid = True
                     break
@@ -225,6 +233,7 @@ class LLMAgent:
                     endpoint_retries=cost.retries,
                     from_cache=cost.all_cached(),
                     failure_reason=failure_reason,
+                    error_kinds=kinds,
                 )
             )
         return action
@@ -243,27 +252,33 @@ class LLMAgent:
     def close(self) -> None:
         self.client.close()
 
-    def _read(self, reply: dict[str, Any]) -> tuple[Any, list[str], list[str]]:
-        """The action in ``reply``, what is wrong with it (empty: valid) and any warnings."""
+    def _read(self, reply: dict[str, Any]) -> tuple[Any, list[str], list[str], str | None]:
+        """The action in ``reply``, what is wrong with it (empty: valid), any warnings, and the
+        reason code of the refusal (None: valid)."""
         calls = reply.get("tool_calls") or []
         read: Callable[[Any], Any]
         if self.settings.tool_calling and calls:
-            raw, read = calls[0].get("function", {}).get("arguments"), _tool_arguments
+            raw, read, unread = (
+                calls[0].get("function", {}).get("arguments"),
+                _tool_arguments,
+                "bad_tool_call",
+            )
         else:
+            unread = "no_json" if self.parse is extract_json else "unparseable"
             raw, read = reply.get("content") or "", self.parse
         try:
             data = read(raw)
         except ValueError as error:
-            return raw, [str(error)], []
+            return raw, [str(error)], [], unread
         if self.schema is None:
-            return data, [], []
+            return data, [], [], None
         from envkit.schema import validate
 
         result = validate(self.schema, data, direction="input")
         noted = [str(warning) for warning in result.warnings]
         if result.ok:
-            return result.value, [], noted
-        return data, [str(issue) for issue in result.errors], noted
+            return result.value, [], noted, None
+        return data, [str(issue) for issue in result.errors], noted, result.errors[0].kind
 
 
 class _Cost:

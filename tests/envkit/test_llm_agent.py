@@ -305,6 +305,7 @@ def test_an_invalid_action_is_fed_back_and_the_model_corrects_itself(schema) -> 
     step = agent.reasoning[-1]
     assert step.valid and step.errors and step.errors[0].startswith("amount")
     assert len(step.replies) == 2
+    assert step.error_kinds == ["type"]
 
 
 def test_malformed_json_arguments_are_fed_back(schema) -> None:
@@ -313,6 +314,7 @@ def test_malformed_json_arguments_are_fed_back(schema) -> None:
         agent = LLMAgent(settings(server, tool_calling=True), signature=SIGNATURE)
         assert agent.decide("observation") == {"verb": "buy", "amount": 1}
     assert "arguments are not JSON" in server.messages(1)[-1]["content"]
+    assert agent.reasoning[-1].error_kinds == ["bad_tool_call"]
 
 
 def test_a_text_reply_without_json_is_fed_back_as_a_user_message(schema) -> None:
@@ -321,6 +323,7 @@ def test_a_text_reply_without_json_is_fed_back_as_a_user_message(schema) -> None
         assert agent.decide("observation") == {"verb": "buy", "amount": 1}
     feedback = server.messages(1)[-1]
     assert feedback["role"] == "user" and "no JSON value" in feedback["content"]
+    assert agent.reasoning[-1].error_kinds == ["no_json"]
 
 
 def test_after_the_last_correction_the_invalid_action_goes_to_the_env(schema) -> None:
@@ -332,6 +335,7 @@ def test_after_the_last_correction_the_invalid_action_goes_to_the_env(schema) ->
         assert agent.decide("observation") == {"verb": "buy"}
     assert len(server.requests) == 2  # one try and one correction
     assert not agent.reasoning[-1].valid and len(agent.reasoning[-1].errors) == 2
+    assert agent.reasoning[-1].error_kinds == ["missing", "missing"]
 
 
 def test_a_world_agent_reads_the_envelope_and_acts_within_the_world_rules(schema) -> None:
