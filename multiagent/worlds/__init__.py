@@ -4,6 +4,8 @@
   type and a mixed observability matrix, a showcase for LLM agents.
 - ``forage``: foragers on a 7x7 grid chase one food item they see with noise, small and fast
   enough to learn under partial observability.
+- ``commons``: fishers share a lake that regrows and collapses when over-fished, seeing the others'
+  catches only through noise (a GovSim-style social dilemma), with greedy and sustainable baselines.
 
 ``load_world(name)`` gives the checked ``SimulationConfig``; ``world_path(name)`` the YAML file.
 """
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["WORLDS", "load_world", "world_path"]
 
-WORLDS = ("trade", "forage")
+WORLDS = ("trade", "forage", "commons")
 
 
 def _resource(name: str) -> Traversable:

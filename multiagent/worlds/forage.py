@@ -8,20 +8,26 @@ and the food respawns on a random cell no forager stands on. A forager whose ene
 ``hungry`` eats one item from its pouch. Everyone pays ``step_penalty`` per turn, so the shortest
 way to the food pays best: a policy that walks toward the (noisily observed) food beats a random
 one by a wide margin, which is what makes the world a learning benchmark.
+
+``walk_to_food`` is that policy as a scripted baseline
+(``scripted:multiagent.worlds.forage:walk_to_food``): it reads the seat's
+``ObservationEnvelope`` (``turn.envelope``) and returns a plain action.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from multiagent.world_state import Transition, WorldState
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["MOVES", "ForageParams", "dynamics"]
+    from multiagent.dto import ObservationEnvelope
+
+__all__ = ["MOVES", "ForageParams", "dynamics", "walk_to_food"]
 
 MOVES = {"stay": (0, 0), "up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}
 
@@ -117,3 +123,40 @@ def _free_cell(
     cells = [(r, c) for r in range(p.grid_size) for c in range(p.grid_size)]
     free = [cell for cell in cells if cell not in taken] or cells
     return free[int(rng.integers(len(free)))]
+
+
+class _Turn(Protocol):
+    """What a scripted policy is given: the seat's observation (a players ``SeatTurn``)."""
+
+    @property
+    def envelope(self) -> ObservationEnvelope: ...
+
+
+def walk_to_food(turn: _Turn) -> dict[str, str]:
+    """One step toward the food where this forager sees it: rows first, then columns.
+
+    The forager's own position is exact (it is its own insider); the food's cell comes through
+    the global observation's noise, so the walk wobbles near the food. A forager that sees no
+    food (or does not see itself) stays.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> from multiagent.dto import AgentObservation, GlobalObservation, ObservationEnvelope
+        >>> me = AgentObservation(name="Forager_1", variables={"position": (0, 0)},
+        ...                       level="insider", noise=0)
+        >>> food = GlobalObservation(variables={"food": (0, 4)}, level="external", noise=0.15)
+        >>> envelope = ObservationEnvelope(turn=0, observer="Forager_1",
+        ...                                agents={"Forager_1": me}, global_context=food)
+        >>> walk_to_food(SimpleNamespace(envelope=envelope))
+        {'move': 'right'}
+    """
+    envelope = turn.envelope
+    me, context = envelope.agents.get(envelope.observer), envelope.global_context
+    if me is None or context is None or "food" not in context.variables:
+        return {"move": "stay"}
+    (row, col), (food_row, food_col) = me.variables["position"], context.variables["food"]
+    if food_row != row:
+        return {"move": "down" if food_row > row else "up"}
+    if food_col != col:
+        return {"move": "right" if food_col > col else "left"}
+    return {"move": "stay"}
