@@ -135,7 +135,7 @@ def test_validate_a_missing_file_is_one_line_exit_2(
     assert main(["validate", str(missing)]) == 2
     assert capsys.readouterr().err == (
         f"python -m multiagent validate: error: {missing}: no such file "
-        "(the built-in worlds are trade, forage)\n"
+        "(the built-in worlds are trade, forage, commons)\n"
     )
 
 

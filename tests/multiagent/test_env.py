@@ -166,7 +166,7 @@ def test_observations_and_state_in_their_spaces_with_exact_dtypes(
     world: str, factory: Factory
 ) -> None:
     env = factory(world)
-    turns = 0
+    turns, collapsed = 0, False
     for observations, rewards, terminations, truncations in rollout(env, seed=3, turns=40):
         assert set(observations) == set(rewards or observations)
         for agent, observation in observations.items():
@@ -176,7 +176,8 @@ def test_observations_and_state_in_their_spaces_with_exact_dtypes(
         assert all(isinstance(t, bool) for t in [*terminations.values(), *truncations.values()])
         assert_element(env.unwrapped.state_space, env.unwrapped.state(), "state")
         turns += 1
-    assert turns == 41
+        collapsed = bool(terminations) and all(terminations.values())
+    assert turns == 41 or (world == "commons" and collapsed)  # random fishers empty the lake
 
 
 def test_observability_filters_what_the_truth_shows() -> None:
