@@ -6,6 +6,8 @@ general one (python-chess does the same with ``IllegalMoveError(ValueError)``).
 
 from __future__ import annotations
 
+from envkit.errors import PlayerSpecError as BasePlayerSpecError
+
 __all__ = [
     "GameOverError",
     "IllegalActionError",
@@ -48,8 +50,9 @@ class MoveRetriesExhaustedError(PlayerFailedError):
     """
 
 
-class PlayerSpecError(ValueError):
-    """A player spec that names no player, or names one with a bad argument or option."""
+class PlayerSpecError(BasePlayerSpecError):
+    """A chess player spec that names no player, or names one with a bad argument or option
+    (an ``envkit.errors.PlayerSpecError``, so code handling any player spec catches it)."""
 
 
 class StockfishNotFoundError(FileNotFoundError):

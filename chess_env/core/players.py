@@ -42,11 +42,10 @@ Example:
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import chess
@@ -63,6 +62,7 @@ from chess_env.core.opponents import (
     find_stockfish,
 )
 from chess_env.errors import PlayerSpecError, StockfishNotFoundError
+from envkit.player_spec import PlayerSpec, parse_spec
 
 __all__ = [
     "DEFAULT_MOVE_SECONDS",
@@ -82,76 +82,6 @@ __all__ = [
 
 PlayerLike = str | Opponent | Callable[[chess.Board], chess.Move] | Any
 """What ``make_player`` takes: a spec, an ``Opponent``, an SB3 model or policy, or a callable."""
-
-
-@dataclass(frozen=True)
-class PlayerSpec:
-    """A parsed spec: ``kind``, the ``argument`` after ':' and the ``options`` after '?'.
-
-    ``text`` is the spec as written; players made from it carry it as their ``name``.
-
-    Example:
-        >>> parse_player("stockfish:5?skill=3")  # doctest: +NORMALIZE_WHITESPACE
-        PlayerSpec(kind='stockfish', argument='5', options={'skill': '3'},
-                   text='stockfish:5?skill=3')
-    """
-
-    kind: str
-    argument: str | None = None
-    options: Mapping[str, str] = field(default_factory=dict)
-    text: str = ""
-
-    def error(self, problem: str) -> PlayerSpecError:
-        """A ``PlayerSpecError`` naming this spec and listing the valid forms."""
-        return _spec_error(self.text, problem)
-
-    def reject_extras(self, *, argument: bool, keys: tuple[str, ...] = ()) -> None:
-        """Refuse an argument (unless ``argument``) and any option key not in ``keys``."""
-        if self.argument is not None and not argument:
-            raise self.error(f"{self.kind} takes no ':' argument")
-        unknown = sorted(set(self.options) - set(keys))
-        if unknown:
-            allowed = ", ".join(keys) if keys else "none"
-            raise self.error(f"unknown option {unknown[0]!r} (options of {self.kind}: {allowed})")
-
-    def integer(self, key: str, low: int, high: int, *, from_argument: bool = False) -> int | None:
-        """Option ``key`` (or the ':' argument) as an integer in ``low..high``, or None."""
-        text = self.options.get(key)
-        if from_argument and self.argument is not None:
-            if text is not None and text != self.argument:
-                raise self.error(f"the {key} is given twice ({self.argument} and {text})")
-            text = self.argument
-        if text is None:
-            return None
-        if not text.strip().lstrip("-").isdigit():
-            raise self.error(f"{key} must be a whole number, got {text!r}")
-        value = int(text)
-        if not low <= value <= high:
-            raise self.error(f"{key} must be in {low}..{high}, got {value}")
-        return value
-
-    def number(self, key: str, low: float, high: float) -> float | None:
-        """Option ``key`` as a number in ``(low, high]``, or None."""
-        text = self.options.get(key)
-        if text is None:
-            return None
-        try:
-            value = float(text)
-        except ValueError:
-            raise self.error(f"{key} must be a number, got {text!r}") from None
-        if not low < value <= high:
-            raise self.error(f"{key} must be above {low} and at most {high}, got {text}")
-        return value
-
-    def flag(self, key: str) -> bool | None:
-        """Option ``key`` as a boolean (1/0, true/false, yes/no), or None."""
-        text = self.options.get(key)
-        if text is None:
-            return None
-        lowered = text.lower()
-        if lowered not in ("1", "0", "true", "false", "yes", "no"):
-            raise self.error(f"{key} must be true or false, got {text!r}")
-        return lowered in ("1", "true", "yes")
 
 
 Factory = Callable[[PlayerSpec], "Opponent | Callable[[chess.Board], chess.Move]"]
@@ -272,11 +202,6 @@ _REGISTERED: dict[str, _Kind] = {}
 PLAYER_FORMS = tuple(kind.form for kind in _BUILT_IN.values())
 
 
-def _spec_error(text: str, problem: str) -> PlayerSpecError:
-    """A ``PlayerSpecError`` naming the spec ``text`` and listing the valid forms."""
-    return PlayerSpecError(f"player {text!r}: {problem}; {_forms_hint()}")
-
-
 def _forms_hint(served: bool = False) -> str:
     kinds = {**_BUILT_IN, **_REGISTERED}
     forms = [kind.form for kind in kinds.values() if kind.served or not served]
@@ -332,36 +257,9 @@ def parse_player(text: str, *, served: bool = False) -> PlayerSpec:
     stripped = text.strip()
     if stripped.startswith("model:") or (stripped.endswith(".zip") and "?" not in stripped):
         path = stripped.removeprefix("model:")
-        return PlayerSpec("model", path or None, {}, text)
-    head, _, query = stripped.partition("?")
-    kind, colon, argument = head.partition(":")
-    kind = kind.lower()
-    if kind not in _BUILT_IN and kind not in _REGISTERED:
-        hint = _forms_hint(served)
-        raise PlayerSpecError(f"unknown player {text!r}{_suggestion(kind, text)}; {hint}")
-    spec = PlayerSpec(kind, argument if colon else None, _options(text, query), text)
-    if colon and not argument:
-        raise spec.error("nothing after ':'")
-    return spec
-
-
-def _options(text: str, query: str) -> dict[str, str]:
-    options: dict[str, str] = {}
-    for pair in query.split("&") if query else ():
-        key, equals, value = pair.partition("=")
-        if not key or not equals or not value:
-            raise _spec_error(text, f"expected KEY=VALUE after '?', got {pair!r}")
-        if key in options:
-            raise _spec_error(text, f"option {key!r} is given twice")
-        options[key] = value
-    return options
-
-
-def _suggestion(kind: str, text: str) -> str:
-    close = difflib.get_close_matches(kind, [*_BUILT_IN, *_REGISTERED], n=1, cutoff=0.6)
-    if not close:
-        return ""
-    return f" (did you mean {text.strip().replace(kind, close[0], 1)!r}?)"
+        return PlayerSpec("model", path or None, {}, text, PlayerSpecError, _forms_hint(served))
+    kinds = [*_BUILT_IN, *_REGISTERED]
+    return parse_spec(text, kinds, error_type=PlayerSpecError, forms=_forms_hint(served))
 
 
 def _kind(spec: PlayerSpec, served: bool) -> _Kind:

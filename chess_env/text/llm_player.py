@@ -2,8 +2,9 @@
 
 - ``llm_settings(spec, ...)``: the agent's ``LLMSettings`` and retry budget from the spec's options
   (``base_url``, ``api_key_env``, ``timeout``, ``tool_calling``, ``retries``, ``temperature``,
-  ``endpoint_retries``), then the caller's defaults, then ``$OPENAI_BASE_URL``; the key is read
-  from ``api_key_env`` (default ``OPENAI_API_KEY``) only when a request is sent.
+  ``endpoint_retries``; read by ``envkit.llm.spec_settings``, which the worlds share), then the
+  caller's defaults, then ``$OPENAI_BASE_URL``; the key is read from ``api_key_env`` (default
+  ``OPENAI_API_KEY``) only when a request is sent.
 - ``llm_condition(spec)``: the ``PromptCondition`` the spec names (``prompt``, ``board``,
   ``legal``, ``history``; see ``chess_env.text.prompt_conditions``).
 - ``llm_agent(spec, ...)``: the ``ChessLLMAgent`` a text env talks to: an ``LLMAgent`` carrying
@@ -15,7 +16,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,6 +35,7 @@ from chess_env.text.prompt_conditions import (
     condition_from_options,
 )
 from envkit.llm import ChatTimeout, LLMAgent, LLMSettings, ReasoningStep
+from envkit.llm.spec_settings import SETTINGS_OPTIONS, settings_from_spec
 from envkit.ports import PolicyBackend
 
 __all__ = [
@@ -55,18 +56,7 @@ CHESS_SYSTEM_PROMPT = (
     "You are a chess player. Read the position and reply with exactly one legal move, in UCI "
     "(e2e4) or SAN (e4, Nf3, O-O)."
 )
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-BASE_URL_VARIABLE = "OPENAI_BASE_URL"
 REASONING_EXCERPT_CHARS = 400  # what a move record keeps of the model's answer
-_SETTINGS_OPTIONS = (
-    "base_url",
-    "api_key_env",
-    "timeout",
-    "tool_calling",
-    "retries",
-    "temperature",
-    "endpoint_retries",
-)
 
 
 def llm_settings(
@@ -87,27 +77,20 @@ def llm_settings(
         >>> settings.model_name, settings.api_key_env, settings.endpoint_retries, retries
         ('gpt-4o-mini', 'OPENAI_API_KEY', 3, 2)
     """
-    spec.reject_extras(argument=True, keys=(*_SETTINGS_OPTIONS, *PROMPT_OPTIONS))
+    spec.reject_extras(argument=True, keys=(*SETTINGS_OPTIONS, "retries", *PROMPT_OPTIONS))
     if not spec.argument:
         raise spec.error("expected openai:MODEL, the model's name at the endpoint")
     llm_condition(spec)
-    options = spec.options
-    endpoint_retries = spec.integer("endpoint_retries", 0, 10)
-    settings = LLMSettings(
-        name=spec.argument[:50],
-        model_name=spec.argument,
+    settings = settings_from_spec(
+        spec,
         system_prompt=CHESS_SYSTEM_PROMPT,
-        base_url=options.get("base_url")
-        or base_url
-        or os.environ.get(BASE_URL_VARIABLE)
-        or DEFAULT_BASE_URL,
-        api_key_env=options.get("api_key_env") or api_key_env or "OPENAI_API_KEY",
-        timeout_seconds=spec.number("timeout", 0.0, 3600.0) or timeout_seconds or 30.0,
-        tool_calling=_first_set(spec.flag("tool_calling"), tool_calling, False),
-        temperature=_first_set(spec.number("temperature", -1e-9, 2.0), 0.7),
-        **({} if endpoint_retries is None else {"endpoint_retries": endpoint_retries}),
+        base_url=base_url,
+        api_key_env=api_key_env,
+        timeout_seconds=timeout_seconds,
+        tool_calling=tool_calling,
     )
-    return settings, _first_set(spec.integer("retries", 0, 10), 1)
+    retries = spec.integer("retries", 0, 10)
+    return settings, 1 if retries is None else retries
 
 
 def llm_condition(spec: PlayerSpec) -> PromptCondition:
@@ -123,10 +106,6 @@ def llm_condition(spec: PlayerSpec) -> PromptCondition:
         return condition_from_options(spec.options)
     except ValueError as error:
         raise spec.error(str(error)) from None
-
-
-def _first_set(*values: Any) -> Any:
-    return next(value for value in values if value is not None)
 
 
 class ChessLLMAgent(LLMAgent):
