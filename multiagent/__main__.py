@@ -5,11 +5,15 @@
 - ``python -m multiagent validate FILE`` (or a built-in world's name): load a world and print what
   it holds (``--json``: a ``multiagent.summary.WorldSummary``), so an author sees at once whether
   the YAML says what was meant. Warnings raised while loading are ``prog: warning: ...`` lines.
+- ``python -m multiagent run FILE --episodes N --players SEAT=SPEC ...``: play episodes with a
+  player in every seat (``multiagent.players``; default ``random``) and print each seat's mean
+  return and the episode lengths (``--json``: one ``multiagent.play.EpisodeOutcome`` per episode).
 
 Exit status 2 when a command cannot run as asked: a bad flag, a missing file, a world that fails
 ``load_config`` (``serve`` checks it before anything is served; ``validate`` prints one line per
-problem, each with its field path), the server extra missing. An error while serving exits 1, also
-in one line; ``--debug`` prints its traceback too.
+problem, each with its field path; ``run`` a bad seat or player spec too), the server extra
+missing. An error while serving (or an endpoint failing during ``run``) exits 1, also in one
+line; ``--debug`` prints its traceback too.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from envkit.command_line import (
     error_line,
     run_command,
 )
+from multiagent.run_command import add_run_parser
+from multiagent.run_command import run as run_episodes
 from multiagent.worlds import WORLDS
 
 if TYPE_CHECKING:
@@ -69,7 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     add_debug_flag(serve)
     validate = _add_validate(commands)
+    run = add_run_parser(commands)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.command == "run":
+        return run_command(lambda: run_episodes(args), prog=run.prog, debug=args.debug)
     if args.command == "validate":
         return run_command(
             lambda: _validate(args, validate.prog), prog=validate.prog, debug=args.debug
