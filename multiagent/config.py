@@ -1,7 +1,8 @@
 """``load_config(path | dict) -> SimulationConfig``: a world definition, checked on load.
 
 Sections: ``simulation``, ``agents``, ``state_variables`` (``agent_vars``, ``global_vars``),
-``actions`` (one definition per field of the action each agent takes per turn), ``engine``
+``actions`` (one definition per field of the action each agent takes per turn), ``channels``
+(what agents may say to each other, ``multiagent.messages``), ``engine``
 (``dynamics: "package.module:function"``, imported at load so a world that cannot run never
 loads; its other keys are parameters for the dynamics), ``observability``, and for evaluations
 ``collapse`` and ``scenarios`` (``multiagent.scenarios``). The ``validator``,
@@ -47,6 +48,7 @@ from multiagent.errors import (
     WorldConfigWarning,
     not_one_of,
 )
+from multiagent.messages import ChannelConfig, check_channels
 from multiagent.scenarios import (
     CollapseCondition,
     ScenarioConfig,
@@ -292,6 +294,7 @@ class SimulationConfig(BaseModel):
         )
     )
     actions: dict[str, VariableDefinition] = Field(default_factory=dict)
+    channels: dict[str, ChannelConfig] = Field(default_factory=dict)
     engine: EngineConfig = Field(default_factory=EngineConfig)
     observability: ObservabilityConfig | None = None
     collapse: CollapseCondition | None = None
@@ -597,6 +600,7 @@ def _cross_checks(config: SimulationConfig, folder: Path | None = None) -> list[
                 validate_value(declared, value, path)
             except StateValidationError as error:
                 problems += [f"{p}: {m}" for p, m in error.errors]
+    problems += check_channels(config.channels, config.actions)
     problems += _check_engine(config.engine, folder)
     if config.observability is not None:
         problems += _check_observability(config)

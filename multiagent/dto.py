@@ -2,7 +2,9 @@
 
 - ``AgentObservation`` / ``GlobalObservation``: one target's visible variables as the observer
   sees them (after visibility filtering and noise), with the level and noise they were seen at.
-- ``ObservationEnvelope``: everything one observer sees on one turn; ``to_text()`` for prompts.
+- ``Message``: a message an observer heard (``multiagent.messages`` says who hears what).
+- ``ObservationEnvelope``: everything one observer sees on one turn, and the messages it heard
+  since the last; ``to_text()`` for prompts.
 - ``SimulationSnapshot`` (schema version 2): the ground truth plus the random generators' states,
   enough to resume an episode exactly; ``multiagent.checkpoints`` writes and reads it.
 - ``SNAPSHOT_MIGRATIONS``: how older snapshot payloads reach the current version; ``UNKNOWN``, the
@@ -31,6 +33,7 @@ __all__ = [
     "UNKNOWN",
     "AgentObservation",
     "GlobalObservation",
+    "Message",
     "ObservationEnvelope",
     "SimulationSnapshot",
     "VisibleLevel",
@@ -83,8 +86,33 @@ class GlobalObservation(FrozenDTO):
     noise: float = Field(ge=0.0, description="The noise factor applied to numeric variables")
 
 
+class Message(FrozenDTO):
+    """A message one agent heard from another, sent on ``turn`` and delivered with the next.
+
+    Example:
+        >>> Message(turn=3, sender="Fisher_2", channel="talk", text="stock is low").text
+        'stock is low'
+    """
+
+    turn: int = Field(ge=0, description="The turn it was sent on")
+    sender: str = Field(min_length=1, description="The agent that sent it")
+    channel: str = Field(min_length=1, description="The channel it came on (the world's channels)")
+    text: str = Field(description="What was said")
+
+
 class ObservationEnvelope(FrozenDTO):
     """Everything one observer sees on one turn: the unit handed to a policy or an LLM.
+
+    Messages heard since the last turn come last, in a ``Messages`` block of ``to_text()``
+    (absent when there are none):
+
+        >>> heard = Message(turn=1, sender="B", channel="talk", text="hi")
+        >>> print(ObservationEnvelope(turn=2, observer="A", messages=[heard]).to_text())
+        Turn 2, observer A
+        Agents: none observed
+        Global state: not observed
+        Messages:
+        - turn 1, B (talk): hi
 
     Example:
         >>> seen = AgentObservation(name="B", variables={"gold": 3}, level="external", noise=0)
@@ -103,6 +131,9 @@ class ObservationEnvelope(FrozenDTO):
     global_context: GlobalObservation | None = Field(
         None, description="The observed global state, or None when the observer is unaware of it"
     )
+    messages: list[Message] = Field(
+        default_factory=list, description="Messages heard since the last turn, in sending order"
+    )
 
     @model_validator(mode="after")
     def _keys_are_names(self) -> ObservationEnvelope:
@@ -112,7 +143,8 @@ class ObservationEnvelope(FrozenDTO):
         return self
 
     def to_text(self) -> str:
-        """A compact rendering for prompts: agents and variables sorted, values as JSON."""
+        """A compact rendering for prompts: agents and variables sorted, values as JSON, each
+        message on one line (its line breaks become spaces; ``to_json`` keeps them)."""
         data = self.model_dump(mode="json")
         lines = [f"Turn {self.turn}, observer {self.observer}"]
         if data["agents"]:
@@ -127,11 +159,20 @@ class ObservationEnvelope(FrozenDTO):
             lines.append("Global state: not observed")
         else:
             lines.append(f"Global state {_seen(context)}: {_compact(context['variables'])}")
+        if self.messages:
+            lines.append("Messages:")
+            lines += [f"- turn {m.turn}, {m.sender} ({m.channel}): {_one_line(m.text)}"
+                      for m in self.messages]  # fmt: skip
         return "\n".join(lines)
 
     def to_json(self) -> str:
         """The envelope as JSON (tuples become arrays, None stays null)."""
         return self.model_dump_json()
+
+
+def _one_line(text: str) -> str:
+    """A text on one line, so a message cannot pass for another line of the observation."""
+    return " ".join(text.splitlines())
 
 
 def _seen(target: dict[str, Any]) -> str:

@@ -8,13 +8,17 @@ sees everything, exactly. Partial observability and noise are wrappers
    an element of ``action_space(agent)`` -- what RL code sends -- or plain values such as
    ``{"verb": "buy", "amount": 2.5}`` -- what an LLM sends); an invalid or missing one is
    reported in ``infos[agent]["action_error"]`` and dropped (``invalid_action="noop"``) or
-   raises (``"raise"``);
+   raises (``"raise"``); the messages it carries on the world's ``channels`` are checked with it
+   (``multiagent.messages``: an invalid message makes the whole action invalid);
 2. the dynamics (``engine.dynamics``) produce the next state, rewards, terminations and infos;
 3. the new state is validated against the definitions: a dynamics bug that breaks a bound
    raises ``DynamicsError`` naming the variable's path;
 4. a world with a ``collapse`` section terminates every agent once its variable is below the
    threshold (``infos[agent]["collapsed"] = True``);
-5. ``max_turns`` truncates.
+5. ``max_turns`` truncates;
+6. the turn's messages are delivered by the observability rule of ``multiagent.messages``:
+   ``infos[recipient]["messages"]`` lists what it heard (only when it heard something), and
+   ``env.messages_sent`` holds every message of the step with its recipients.
 
 With ``record=`` (a path, or True for memory only) the env keeps an episode log of what it
 returns (``multiagent.recording``); ``parallel_env(config, observability=True, record=...)``
@@ -36,6 +40,7 @@ from pettingzoo.utils.conversions import parallel_to_aec
 from multiagent.config import SimulationConfig, load_config, resolve_dynamics
 from multiagent.dto import SimulationSnapshot
 from multiagent.errors import StateValidationError
+from multiagent.messages import Outgoing, SentMessage, deliver, parse_messages, split_action
 from multiagent.observability import ObservabilityPlan, observe_all
 from multiagent.observation_layout import ObservationLayout
 from multiagent.recording import EpisodeLog, EpisodeRecorder, Record
@@ -148,6 +153,9 @@ class WorldEnv(ParallelEnv):
             else None
         )
         self.plan = ObservabilityPlan(self.config, full=True)
+        # Who hears whom follows the configured observability, whatever the agents are shown.
+        self.hearing = ObservabilityPlan(self.config)
+        self.messages_sent: list[SentMessage] = []
         self._layouts = {a: ObservationLayout.from_plan(self.plan, a) for a in self.possible_agents}
         self._observation_spaces = {a: self._layouts[a].space() for a in self.possible_agents}
         self._action_spaces = {a: self._make_action_space() for a in self.possible_agents}
@@ -224,6 +232,7 @@ class WorldEnv(ParallelEnv):
             seed_space(self._action_spaces[agent], np.random.default_rng([self.seed_value, drawn]))
         self.world = initial_state(self.config)
         self.agents = list(self.possible_agents)
+        self.messages_sent = []
         observations = self._observations()
         if self.recorder is not None:
             self.recorder.start(list(self.agents))
@@ -237,13 +246,16 @@ class WorldEnv(ParallelEnv):
             return {}, {}, {}, {}, {}
         errors: dict[str, str] = {}
         valid: dict[str, dict[str, Any]] = {}
+        outgoing: list[Outgoing] = []
         for agent in self.agents:
             try:
-                valid[agent] = self.decode_action(agent, actions.get(agent))
+                valid[agent], said = self.decode_turn(agent, actions.get(agent))
             except ValueError as error:
                 if self.invalid_action == "raise":
                     raise
                 errors[agent] = str(error)
+                continue
+            outgoing += said
         transition = self._dynamics(world, valid, self.rng, self.config.engine.params)
         self.world = self._checked(transition, world.turn)
         rewards = {a: float(transition.rewards.get(a, 0.0)) for a in self.agents}
@@ -259,6 +271,10 @@ class WorldEnv(ParallelEnv):
         if collapsed:
             for info in infos.values():
                 info["collapsed"] = True
+        self.messages_sent = deliver(outgoing, self.hearing, self.agents, world.turn)
+        for sent in self.messages_sent:
+            for recipient in sent.recipients:
+                infos[recipient].setdefault("messages", []).append(sent.envelope())
         observations = self._observations()
         if self.recorder is not None:
             self.recorder.step(actions, self.agents, rewards, terminations, truncations, infos)
@@ -271,12 +287,24 @@ class WorldEnv(ParallelEnv):
         return collapse is not None and world.global_state[collapse.variable] < collapse.below
 
     def decode_action(self, agent: str, action: Any) -> dict[str, Any]:
-        """An agent's action as validated plain values, or ``ValueError`` naming the field.
+        """An agent's action fields as validated plain values, or ``ValueError`` naming the
+        field (its messages are checked too, and left out).
 
         An element of ``action_space(agent)`` is decoded from the space; anything else is read
         as plain values (an int field is then ambiguous only if the whole action is also a
-        valid space element, and the space reading wins).
+        valid space element, and the space reading wins). Message keys (the world's channels)
+        may come with either.
         """
+        return self.decode_turn(agent, action)[0]
+
+    def decode_turn(self, agent: str, action: Any) -> tuple[dict[str, Any], list[Outgoing]]:
+        """An agent's action fields and its messages, validated, or ``ValueError`` naming the
+        path of the first problem (``decode_action`` keeping the messages)."""
+        fields, given = split_action(action, self.config.channels)
+        decoded = self._decode_fields(agent, fields)
+        return decoded, parse_messages(agent, given, self.config.channels, self.possible_agents)
+
+    def _decode_fields(self, agent: str, action: Any) -> dict[str, Any]:
         path = f"actions[{agent}]"
         if self.action_definition is None:
             return {}
@@ -396,6 +424,7 @@ class WorldEnv(ParallelEnv):
         self.agents = list(
             snapshot.live_agents if snapshot.live_agents is not None else self.possible_agents
         )
+        self.messages_sent = []
         if self.recorder is not None:
             self.recorder.start(list(self.agents))
         return self._observations()

@@ -13,13 +13,21 @@ refinements), bool -> ``:boolean``, categorical -> ``[:enum ...]``, str -> ``:st
 as ``[:re ...]``), list -> ``[:vector T]``, tuple -> ``[:tuple T...]``, object and fixed-schema
 dict -> ``[:map ...]`` (fields whose default is null are optional), dynamic dict -> ``[:map-of K
 V]`` (``[:enum ...]`` keys when declared).
+
+A world's ``channels`` (``multiagent.messages``) follow the fields as optional, nullable
+parameters: a broadcast channel takes a string, a direct one ``[:map [to ...] [text ...]]``. The
+schema language has no length bound, so a text's ``max_length`` is a pattern,
+``[:re "^[\\s\\S]{0,280}(?![\\s\\S])"]`` (any characters, up to 280, then the end: a form
+Python and JSON Schema's ECMA regexes read alike). A message to oneself passes the schema and is
+refused by the env.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from multiagent.messages import ChannelConfig
 from multiagent.variables import VariableDefinition
 
 __all__ = ["action_signature", "schema_data"]
@@ -65,9 +73,33 @@ def _map(fields: Mapping[str, VariableDefinition]) -> list[Any]:
     return entries
 
 
-def action_signature(actions: Mapping[str, VariableDefinition]) -> Any:
-    """The world's action as a Malli-lite function schema: one named parameter per field."""
+def action_signature(
+    actions: Mapping[str, VariableDefinition],
+    channels: Mapping[str, ChannelConfig] | None = None,
+    *,
+    agents: Sequence[str] | None = None,
+) -> Any:
+    """The world's action as a Malli-lite function schema: one named parameter per field, then
+    one optional parameter per channel (``agents``, when given, are the only addressees a
+    direct message may name).
+
+    Example:
+        >>> from envkit.schema import render
+        >>> talk = {"talk": ChannelConfig(kind="broadcast", max_length=9)}
+        >>> print(render(action_signature({}, talk), name="act"))
+        act(talk [:and :string [:re "^[\\\\s\\\\S]{0,9}(?![\\\\s\\\\S])"]]?) -> :any
+    """
     from envkit.schema import parse
 
     params = [[name, schema_data(defn)] for name, defn in actions.items()]
+    for name, channel in (channels or {}).items():
+        params.append([name, {"optional": True}, [":maybe", _message(channel, agents)]])
     return parse([":=>", [":cat", *params], ":any"])
+
+
+def _message(channel: ChannelConfig, agents: Sequence[str] | None) -> Any:
+    text = [":and", ":string", [":re", f"^[\\s\\S]{{0,{channel.max_length}}}(?![\\s\\S])"]]
+    if channel.kind == "broadcast":
+        return text
+    to = [":enum", *agents] if agents else ":string"
+    return [":map", ["to", to], ["text", text]]

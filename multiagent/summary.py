@@ -1,7 +1,8 @@
 """What a world holds, in a few lines: the report of ``python -m multiagent validate``.
 
 - ``WorldSummary``: a frozen DTO of a loaded world's name, agents, variables by scope with their
-  types, action fields, observability levels in use and dynamics target.
+  types, action fields, message channels, observability levels in use, dynamics target,
+  collapse condition and scenarios.
 - ``summarize(config, source, warnings)``: the summary of a ``SimulationConfig``.
 - ``type_text(definition)``: a variable's type in one short phrase (``int [0, 6]``).
 """
@@ -14,9 +15,11 @@ from pydantic import Field
 
 from envkit.dto import FrozenDTO
 from multiagent.config import ObservabilityLevel, SimulationConfig
+from multiagent.messages import ChannelConfig
+from multiagent.scenarios import ScenarioConfig
 from multiagent.variables import VariableDefinition
 
-__all__ = ["WorldSummary", "summarize", "type_text"]
+__all__ = ["WorldSummary", "channel_text", "scenario_text", "summarize", "type_text"]
 
 
 class WorldSummary(FrozenDTO):
@@ -41,6 +44,13 @@ right)'}, ('unaware', 'external', 'insider'))
         "off, every agent sees the ground truth)"
     )
     dynamics: str | None = Field(description="engine.dynamics (None: the state never changes)")
+    channels: dict[str, str] = Field(
+        default_factory=dict, description="Each message channel -> its kind and length limit"
+    )
+    collapse: str | None = Field(None, description="The collapse condition (None: never)")
+    scenarios: dict[str, str] = Field(
+        default_factory=dict, description="Each scenario -> its focal seats, background and tags"
+    )
     warnings: tuple[str, ...] = Field(default=(), description="Warnings raised while loading")
 
     def text(self) -> str:
@@ -51,11 +61,15 @@ right)'}, ('unaware', 'external', 'insider'))
             ("agent variables", self.agent_variables),
             ("global variables", self.global_variables),
             ("actions", self.actions),
+            ("channels", self.channels),
         ):
             lines.append(f"  {title}:" + ("" if types else " none"))
             lines.extend(f"    {name}: {kind}" for name, kind in types.items())
         lines.append(f"  observability: {', '.join(self.observability_levels) or 'off'}")
         lines.append(f"  dynamics: {self.dynamics or 'none'}")
+        lines.append(f"  collapse: {self.collapse or 'none'}")
+        lines.append("  scenarios:" + ("" if self.scenarios else " none"))
+        lines.extend(f"    {name}: {text}" for name, text in self.scenarios.items())
         return "\n".join(lines)
 
 
@@ -86,6 +100,41 @@ def type_text(definition: VariableDefinition) -> str:
     return str(kind)
 
 
+def channel_text(channel: ChannelConfig) -> str:
+    """A channel in one phrase.
+
+    Example:
+        >>> channel_text(ChannelConfig(kind="direct", max_length=140))
+        'direct, up to 140 characters'
+    """
+    return f"{channel.kind}, up to {channel.max_length} characters"
+
+
+def scenario_text(scenario: ScenarioConfig) -> str:
+    """A scenario in one line: focal seats, background players, tags and episode length.
+
+    Example:
+        >>> scenario_text(ScenarioConfig(focal=["A"], background={"trader": "random"},
+        ...                              tags=["visitor"], episode_length=[20, 30]))
+        'focal A; background trader=random; tags visitor; 20-30 turns'
+    """
+    parts = [f"focal {', '.join(scenario.focal)}"]
+    if scenario.background:
+        players = ", ".join(f"{seat}={spec}" for seat, spec in scenario.background.items())
+        parts.append(f"background {players}")
+    if scenario.held_out:
+        parts.append(f"held out {', '.join(scenario.held_out)}")
+    if scenario.tags:
+        parts.append(f"tags {', '.join(scenario.tags)}")
+    if scenario.baseline:
+        parts.append(f"baseline {scenario.baseline}")
+    length = scenario.episode_length
+    if length is not None:
+        low, high = (length, length) if isinstance(length, int) else length
+        parts.append(f"{low} turns" if low == high else f"{low}-{high} turns")
+    return "; ".join(parts)
+
+
 def _levels(config: SimulationConfig) -> tuple[str, ...]:
     observability = config.observability
     if observability is None or not observability.enabled:
@@ -106,5 +155,12 @@ def summarize(config: SimulationConfig, source: str, warnings: Sequence[str] = (
         actions={name: type_text(d) for name, d in config.actions.items()},
         observability_levels=_levels(config),
         dynamics=config.engine.dynamics,
+        channels={name: channel_text(c) for name, c in config.channels.items()},
+        collapse=(
+            f"{config.collapse.variable} below {config.collapse.below:g}"
+            if config.collapse is not None
+            else None
+        ),
+        scenarios={name: scenario_text(s) for name, s in config.scenarios.items()},
         warnings=tuple(warnings),
     )

@@ -1,4 +1,4 @@
-"""Episode logs of the worlds: every turn's ground truth, what each agent saw of it and did.
+"""Episode logs of the worlds: every turn's ground truth, what each agent saw of it, did and said.
 
 - ``EpisodeLog`` and its parts (``multiagent.recording.log``); ``load_episode_log(path)``,
   ``save_episode_log(log, path)``, ``EpisodeLogError`` (a file that cannot load, with its field).

@@ -3,7 +3,9 @@
 - ``EpisodeLog`` (schema version 1): the world's identity, the seed, the observability matrix
   as ``ViewCell`` cells (observer x target: level, noise and each variable's ``Mark``) and
   one ``TurnRecord`` per turn: the ground truth (``TurnState``), each live agent's observation
-  (``ObserverView``), the actions taken on that turn and what they earned.
+  (``ObserverView``), the actions taken on that turn, what they earned and the messages sent
+  with them (``multiagent.messages.SentMessage``: sender, channel, text, addressee, recipients;
+  logs written before messages existed load with none).
 - ``Mark``: how an observer saw one variable of a target: "hidden" (the target is unaware to it,
   or the variable is internal and it is external), "exact", or "noisy" (its true value is the
   ground truth of the same turn).
@@ -30,6 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from envkit.dto import FrozenDTO, MigrationError, MigrationRegistry
+from multiagent.messages import SentMessage
 from multiagent.world_state import WorldState
 
 __all__ = [
@@ -102,7 +105,8 @@ class TurnRecord(BaseModel):
 
     ``actions`` are the validated actions taken on this turn (they lead to the next turn's
     state); ``rewards``, ``terminated``, ``truncated`` and ``infos`` are what those actions
-    earned. The last turn of a log has no actions.
+    earned; ``messages`` were sent with them (delivered with the next turn; a recipient's
+    infos do not repeat them). The last turn of a log has no actions.
     """
 
     model_config = _PART
@@ -128,6 +132,9 @@ class TurnRecord(BaseModel):
     )
     infos: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="The dynamics' infos for this turn's actions"
+    )
+    messages: list[SentMessage] = Field(
+        default_factory=list, description="The messages sent on this turn, with their recipients"
     )
 
 
@@ -228,6 +235,13 @@ def _turn_problems(
         for name in names
         if name not in log.agents
     ]
+    for index, message in enumerate(turn.messages):
+        named = [message.sender, *message.recipients, *([message.to] if message.to else [])]
+        strangers += [
+            f"{where}.messages[{index}]: {name!r} is not an agent of the episode"
+            for name in named
+            if name not in log.agents
+        ]
     if strangers:
         return problems + strangers
     for observer, observed in turn.observations.items():

@@ -159,6 +159,7 @@ class EpisodeRecorder:
         for agent in acting:
             info = dict(infos.get(agent, {}))
             error = info.pop("action_error", None)
+            info.pop("messages", None)  # the turn's messages are kept once, with their recipients
             if error is None:
                 current["actions"][agent] = _json(
                     self.world_env.decode_action(agent, actions.get(agent))
@@ -168,6 +169,7 @@ class EpisodeRecorder:
             current["rewards"][agent] = float(rewards.get(agent, 0.0))
             if info:
                 current["infos"][agent] = _json(info)
+        current["messages"] = [m.model_dump() for m in self.world_env.messages_sent]
         current["terminated"] = [a for a in acting if terminations.get(a)]
         current["truncated"] = [a for a in acting if truncations.get(a)]
         self._turns.append(self._observed_turn(acting))
@@ -208,6 +210,7 @@ class EpisodeRecorder:
             "action_errors": {},
             "rewards": {},
             "infos": {},
+            "messages": [],
         }
 
     def _build(self) -> EpisodeLog:

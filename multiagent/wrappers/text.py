@@ -1,18 +1,20 @@
 """The view LLM agents read: observation DTOs, as text or JSON.
 
 ``observation_envelope`` turns an observer's view of the world into an ``ObservationEnvelope``
-(targets it is unaware of are absent, as in the original design); ``TextObservationWrapper``
-makes that the observation of every agent of a world env (``format="text"`` or ``"json"``).
+(targets it is unaware of are absent, as in the original design) with the messages it heard;
+``TextObservationWrapper`` makes that the observation of every agent of a world env
+(``format="text"`` or ``"json"``), with the messages delivered by the last step.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from multiagent.dto import AgentObservation, GlobalObservation, ObservationEnvelope
+from multiagent.dto import AgentObservation, GlobalObservation, Message, ObservationEnvelope
 from multiagent.observability import GLOBAL_TARGET, ObservabilityPlan, observe_all
 from multiagent.spaces import CHARSET
 from multiagent.world_state import WorldState
@@ -24,9 +26,10 @@ MAX_TEXT = 100_000
 
 
 def observation_envelope(
-    observer: str, view: WorldState, plan: ObservabilityPlan
+    observer: str, view: WorldState, plan: ObservabilityPlan, messages: Iterable[Message] = ()
 ) -> ObservationEnvelope:
-    """``observer``'s view (from ``observe_all``) as the DTO an LLM agent is given."""
+    """``observer``'s view (from ``observe_all``) as the DTO an LLM agent is given, with the
+    ``messages`` it heard since the last turn (default: none)."""
     views = {v.target: v for v in plan.views[observer]}
     agents = {
         target: AgentObservation(
@@ -46,7 +49,11 @@ def observation_envelope(
         else None
     )
     return ObservationEnvelope(
-        turn=view.turn, observer=observer, agents=agents, global_context=global_context
+        turn=view.turn,
+        observer=observer,
+        agents=agents,
+        global_context=global_context,
+        messages=list(messages),
     )
 
 
@@ -54,7 +61,8 @@ class TextObservationWrapper(WorldViewWrapper):
     """Each agent's observation becomes its ``ObservationEnvelope`` as text or JSON.
 
     Uses the config's observability (filter and noise) unless ``full=True``. Spaces are
-    ``Text`` (the envelope is printable ASCII when the world's strings are).
+    ``Text`` (the envelope is printable ASCII when the world's strings and messages are). Each
+    envelope holds the messages its observer heard in the last step (``env.messages_sent``).
 
     Example:
         >>> from multiagent import parallel_env
@@ -78,7 +86,12 @@ class TextObservationWrapper(WorldViewWrapper):
     def envelopes(self, observers: list[str]) -> dict[str, ObservationEnvelope]:
         world = self.world_env.world
         views = observe_all(world, self.plan, seed=self.world_env.seed_value, observers=observers)
-        return {a: observation_envelope(a, views[a], self.plan) for a in observers}
+        heard: dict[str, list[Message]] = {a: [] for a in observers}
+        for sent in self.world_env.messages_sent:
+            for recipient in sent.recipients:
+                if recipient in heard:
+                    heard[recipient].append(Message.model_validate(sent.envelope()))
+        return {a: observation_envelope(a, views[a], self.plan, heard[a]) for a in observers}
 
     def observe(self, observers: list[str]) -> dict[str, Any]:
         envelopes = self.envelopes(observers)
