@@ -119,6 +119,10 @@ class WorldEnv(ParallelEnv):
             is written when its last agent is done, or unfinished on ``reset``, ``restore`` or
             ``close``; ``restore`` starts a new log at the snapshot's turn.
 
+    ``messages_sent`` lists the messages of the last step (``multiagent.messages.SentMessage``,
+    with their recipients; empty after ``reset`` and ``restore``); ``hearing`` is the configured
+    ``ObservabilityPlan`` that decides who hears whom.
+
     Example:
         >>> env = WorldEnv("forage")
         >>> observations, infos = env.reset(seed=0)

@@ -12,12 +12,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import numpy as np
 import pytest
 import yaml
 from pettingzoo.test import parallel_api_test
 
-from envkit.schema import render, validate
+from envkit.schema import render, to_json_schema, validate
 from multiagent import WorldEnv, load_config
 from multiagent.config import SimulationConfig
 from multiagent.dto import Message, ObservationEnvelope
@@ -260,6 +261,17 @@ def test_the_signature_lists_channels_as_optional_and_validates_them(
         assert not result.ok and {issue.path for issue in result.errors} == {path}, action
         with pytest.raises(ValueError, match=path.replace(".", r"\.")):
             fresh(config).decode_turn("A", action)
+
+
+def test_the_signature_is_valid_json_schema_bounding_the_texts(config: SimulationConfig) -> None:
+    signature = action_signature(config.actions, config.channels, agents=config.agent_names)
+    for flavor in ("plain", "anthropic", "openai-strict"):
+        jsonschema.Draft202012Validator.check_schema(to_json_schema(signature, flavor=flavor))
+    checker = jsonschema.Draft202012Validator(to_json_schema(signature, flavor="plain"))
+    base = act(1)
+    assert checker.is_valid({**base, "talk": "x" * 40, "whisper": {"to": "B", "text": "a\nb"}})
+    assert not checker.is_valid({**base, "talk": "x" * 41})
+    assert not checker.is_valid({**base, "whisper": {"to": "Z", "text": "hi"}})
 
 
 def test_the_rl_api_and_spaces_are_those_of_the_world_without_channels(
