@@ -171,9 +171,8 @@ def _options(spec: PlayerSpec, query: str) -> dict[str, str]:
 
 def _suggestion(kind: str, text: str, kinds: Collection[str]) -> str:
     close = difflib.get_close_matches(kind, list(kinds), n=1, cutoff=0.6)
-    if not close:
-        return ""
-    return f" (did you mean {text.strip().replace(kind, close[0], 1)!r}?)"
+    suggestion = text.strip().replace(kind, close[0], 1) if close else text
+    return "" if suggestion == text.strip() else f" (did you mean {suggestion!r}?)"
 
 
 def _with_forms(message: str, forms: str) -> str:

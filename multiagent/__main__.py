@@ -8,6 +8,9 @@
 - ``python -m multiagent run FILE --episodes N --players SEAT=SPEC ...``: play episodes with a
   player in every seat (``multiagent.players``; default ``random``) and print each seat's mean
   return and the episode lengths (``--json``: one ``multiagent.play.EpisodeOutcome`` per episode).
+- ``python -m multiagent eval --world W --focal SPEC ... --episodes N --out DIR``: play the world's
+  scenarios with the players under test and write a scored, resumable run
+  (``multiagent.evaluation``): result.json, episodes.jsonl, logs/ and the leaderboards.
 
 Exit status 2 when a command cannot run as asked: a bad flag, a missing file, a world that fails
 ``load_config`` (``serve`` checks it before anything is served; ``validate`` prints one line per
@@ -34,6 +37,7 @@ from envkit.command_line import (
     error_line,
     run_command,
 )
+from multiagent.evaluation.command import add_eval_command, run_eval
 from multiagent.run_command import add_run_parser
 from multiagent.run_command import run as run_episodes
 from multiagent.worlds import WORLDS
@@ -76,7 +80,10 @@ def main(argv: list[str] | None = None) -> int:
     add_debug_flag(serve)
     validate = _add_validate(commands)
     run = add_run_parser(commands)
+    evaluation = add_eval_command(commands)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.command == "eval":
+        return run_command(lambda: run_eval(args), prog=evaluation.prog, debug=args.debug)
     if args.command == "run":
         return run_command(lambda: run_episodes(args), prog=run.prog, debug=args.debug)
     if args.command == "validate":

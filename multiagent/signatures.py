@@ -25,12 +25,15 @@ refused by the env.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from multiagent.messages import ChannelConfig
 from multiagent.variables import VariableDefinition
 
-__all__ = ["action_signature", "schema_data"]
+if TYPE_CHECKING:
+    from multiagent.config import SimulationConfig
+
+__all__ = ["action_signature", "schema_data", "world_signature"]
 
 _SCALARS = {"float": ":double", "int": ":int", "bool": ":boolean", "str": ":string"}
 
@@ -103,3 +106,16 @@ def _message(channel: ChannelConfig, agents: Sequence[str] | None) -> Any:
         return text
     to = [":enum", *agents] if agents else ":string"
     return [":map", ["to", to], ["text", text]]
+
+
+def world_signature(config: SimulationConfig) -> Any:
+    """The signature of ``config``'s action as players and the server check it: its fields, its
+    channels, and its agents as the only addressees of a direct message.
+
+    Example:
+        >>> from envkit.schema import render
+        >>> from multiagent.worlds import load_world
+        >>> render(world_signature(load_world("forage")), name="act")
+        'act(move [:enum "stay" "up" "down" "left" "right"]) -> :any'
+    """
+    return action_signature(config.actions, config.channels, agents=config.agent_names)

@@ -3,7 +3,7 @@
 Each turn the model reads the seat's ``ObservationEnvelope`` as text (what the text wrapper
 shows; agents the seat is unaware of are absent, values carry the configured noise) and answers
 with the world's action as JSON, or through an ``act`` tool with ``tool_calling=true``, validated
-against the world's action signature (``multiagent.signatures.action_signature``). An answer that
+against the world's action signature (``multiagent.signatures.world_signature``). An answer that
 does not validate goes back to the model with the reasons, up to ``retries`` times (default 2),
 before the env sees anything; if none validates, the last answer is passed on as it is and the env
 refuses it. A refusal by the env (``SeatTurn.feedback``) opens the next turn's prompt: "Your last
@@ -24,7 +24,7 @@ from envkit.llm.spec_settings import SETTINGS_OPTIONS, settings_from_spec
 from envkit.player_spec import PlayerSpec
 from multiagent.config import SimulationConfig
 from multiagent.players.base import SeatTurn, WorldPlayer
-from multiagent.signatures import action_signature
+from multiagent.signatures import world_signature
 
 __all__ = [
     "LLM_OPTIONS",
@@ -88,7 +88,7 @@ def llm_world_agent(spec: PlayerSpec, config: SimulationConfig) -> LLMAgent:
         'move'
     """
     settings = llm_world_settings(spec, world_system_prompt(config))
-    return LLMAgent(settings, signature=action_signature(config.actions))
+    return LLMAgent(settings, signature=world_signature(config))
 
 
 class LLMWorldPlayer(WorldPlayer):
@@ -117,8 +117,11 @@ class LLMWorldPlayer(WorldPlayer):
         return self.agent.reasoning[-1] if self.agent.reasoning else None
 
     def reset(self, seed: int | None, *, scope: str = "") -> None:
-        """Start an episode; ``scope`` is kept as ``self.scope`` (the episode and seat label)."""
+        """Start an episode; ``scope`` (the episode and seat label) becomes the client's
+        ``cache_scope``, so a ``ReplayCache`` answers each seat of each episode as it was
+        answered before, whatever the order the seats were asked in."""
         self.scope = scope
+        self.agent.client.cache_scope = scope
 
     def act(self, turn: SeatTurn) -> dict[str, Any]:
         prompt = turn.envelope.to_text()
