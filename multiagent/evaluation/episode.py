@@ -34,6 +34,7 @@ from multiagent.env import WorldEnv
 from multiagent.evaluation.conditions import condition_config
 from multiagent.evaluation.records import EpisodeRecord, SeatRecord
 from multiagent.evaluation.schedule import EpisodeTask
+from multiagent.leaks import find_leaks
 from multiagent.observability import observe_all
 from multiagent.players import SeatTurn, WorldPlayer, fallback_action
 from multiagent.recording import EpisodeLog
@@ -152,9 +153,9 @@ class _Episode:
             terminated = any(terminations.values())
             collapsed = collapsed or any(info.get("collapsed", False) for info in infos.values())
         end = "completed" if terminated and not self.env.agents else "truncated"
-        log = self.env.episode_log
-        assert log is not None  # reset started it
+        log = self._annotated(self.env.episode_log)
         self.env.close()
+        leaks = Counter(leak.sender for leak in find_leaks(self.config, log.turns))
         record = EpisodeRecord(
             key=self.task.key,
             condition=self.task.condition,
@@ -167,11 +168,22 @@ class _Episode:
             turns=turns,
             end=end,
             collapsed=collapsed,
-            seats=[self._seat_record(seat, end) for seat in self.seats.values()],
+            seats=[self._seat_record(seat, end, leaks[seat.name]) for seat in self.seats.values()],
             cpu_seconds=time.process_time() - start_cpu,
             wall_seconds=time.perf_counter() - start_wall,
         )
         return EpisodeOutcome(record, log, self.decisions)
+
+    def _annotated(self, log: EpisodeLog | None) -> EpisodeLog:
+        """The log with the seats' players and each turn's LLM decisions."""
+        assert log is not None  # reset started it
+        by_turn: dict[int, dict[str, Any]] = {}
+        for turn, seat, step in self.decisions:
+            by_turn.setdefault(turn, {})[seat] = step
+        turns = [record.model_copy(update={"decisions": by_turn.get(record.turn, {})})
+                 for record in log.turns]  # fmt: skip
+        players = {name: seat.plan.spec for name, seat in self.seats.items()}
+        return log.model_copy(update={"turns": turns, "players": players})
 
     # -- a turn -----------------------------------------------------------------------------
 
@@ -264,7 +276,7 @@ class _Episode:
             seat.stopped = "forfeit"
             seat.failure = f"{seat.invalid} refused actions (allowance {self.error_allowance})"
 
-    def _seat_record(self, seat: _Seat, end: str) -> SeatRecord:
+    def _seat_record(self, seat: _Seat, end: str, leaks: int) -> SeatRecord:
         status = seat.stopped or ("endpoint_failure" if seat.failed else end)
         tokens_in, tokens_out = _token_sums(seat.tokens)
         return SeatRecord(
@@ -285,6 +297,7 @@ class _Episode:
             tokens_in=tokens_in,
             tokens_out=tokens_out,
             latencies=seat.latencies,
+            leaks=leaks,
             failure=seat.failure,
         )
 

@@ -117,7 +117,8 @@ def _config_line(result: EvalResult) -> str:
 
 
 def _group_table(groups: list[GroupScore], collapse: bool) -> Table:
-    header = ["#", "Focal player", "Episodes", "Focal return (95%)", "Normalised (95%)"]
+    header = ["#", "Focal player", "Episodes", "Focal return (95%)", "Vs random (95%)"]
+    header.append("Normalised (95%)")
     header += ["Background return (95%)", "Welfare (95%)", "Equality (95%)"]
     if collapse:
         header += ["Survival turns (95%)", "Collapsed %"]
@@ -125,7 +126,8 @@ def _group_table(groups: list[GroupScore], collapse: bool) -> Table:
     rows = []
     for rank, group in enumerate(ranked, start=1):
         row = [str(rank), _player(group.focal, group.baseline), str(group.episodes)]
-        row += [_estimate(group.focal_return), _estimate(group.normalised, 2)]
+        row += [_estimate(group.focal_return), _estimate(group.versus_random)]
+        row.append(_estimate(group.normalised, 2))
         row += [_estimate(group.background_return), _estimate(group.welfare)]
         row.append(_estimate(group.equality, 2))
         if collapse:
@@ -248,7 +250,8 @@ def _blocks(result: EvalResult) -> list[_Block]:
         _Paragraph(_config_line(result)),
         _Heading("Scores"),
         _Paragraph(
-            "Focal players ranked by focal per-capita return; normalised: random = 0, the "
+            "Focal players ranked by focal per-capita return; vs random: the paired difference "
+            "from random in the same seats on the same seeds; normalised: random = 0, the "
             "scenario's baseline = 1, on the same seeds; equality: 1 - Gini of the seats' returns."
         ),
         *_group_blocks(result),

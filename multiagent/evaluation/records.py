@@ -101,6 +101,12 @@ class SeatRecord(FrozenDTO):
     latencies: list[float] = Field(
         default_factory=list, description="Seconds per LLM decision (timings)"
     )
+    leaks: int = Field(
+        0,
+        ge=0,
+        description="Message deliveries by the seat that carried the exact value of a variable "
+        "the recipient may not see (multiagent.leaks)",
+    )
     failure: str = Field("", description="What stopped the seat, in words")
 
 

@@ -132,6 +132,11 @@ class GroupScore(FrozenDTO):
     survival: Survival | None = Field(
         description="Turns played and collapses (None: the world declares no collapse)"
     )
+    versus_random: Estimate | None = Field(
+        None,
+        description="Mean paired difference of focal per-capita return against random in the "
+        "same seats, over the episodes both played (None: random not played, or this is random)",
+    )
     normalised: Estimate | None = Field(
         description="(focal - random) / (strong - random) on paired episodes (None: see note)"
     )
@@ -191,6 +196,9 @@ class PlayerUsage(FrozenDTO):
     endpoint_retries: int = Field(ge=0, description="429/5xx/connection retries")
     requests: int = Field(ge=0, description="Chat requests")
     cached_requests: int = Field(ge=0, description="Requests answered by the replay cache")
+    leaks: int = Field(
+        0, ge=0, description="Messages that carried a value the recipient may not see"
+    )
     statuses: dict[str, int] = Field(description="Seat-episodes per end status, every status")
     tokens_in: int | Unknown | None = Field(
         description="Prompt tokens ('unknown': a reply did not report them; None: no request)"
@@ -445,9 +453,27 @@ def _group_score(
         welfare=mean([sum(seat.reward for seat in episode.seats) for episode in rows]),
         equality=equality,
         survival=survival,
+        versus_random=_versus_random(key, rows, groups, bootstrap, seed),
         normalised=normalised,
         note="; ".join(notes),
     )
+
+
+def _versus_random(
+    key: _GroupKey,
+    rows: list[EpisodeRecord],
+    groups: Mapping[_GroupKey, list[EpisodeRecord]],
+    bootstrap: int,
+    seed: int,
+) -> Estimate | None:
+    """Focal minus random per-capita return, paired by episode (the same seeds)."""
+    random = groups.get((*key[:3], RANDOM))
+    if key[3] == RANDOM or not random:
+        return None
+    focal, baseline = _paired([rows, random], focal_return)
+    if not focal:
+        return None
+    return Estimate.of(paired_bootstrap(focal, baseline, resamples=bootstrap, seed=seed))
 
 
 def _equality(
@@ -657,6 +683,7 @@ def _usage(
         endpoint_retries=sum(seat.endpoint_retries for seat in seats),
         requests=sum(seat.requests for seat in seats),
         cached_requests=sum(seat.cached_requests for seat in seats),
+        leaks=sum(seat.leaks for seat in seats),
         statuses={status: statuses[status] for status in SEAT_STATUSES},
         tokens_in=tokens_in,
         tokens_out=tokens_out,

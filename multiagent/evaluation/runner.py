@@ -151,9 +151,11 @@ class EvalRun:
         world_config = as_config(world)
         path = Path(world)
         folder = path.resolve().parent if path.exists() else None
-        declared = dict(world_config.scenarios) or {
-            ALL_FOCAL: ScenarioConfig(focal=world_config.agent_names)
-        }
+        world_hash = world_config.config_hash
+        if not world_config.scenarios:  # every seat focal, the world's own episode length
+            implicit = {ALL_FOCAL: ScenarioConfig(focal=world_config.agent_names)}
+            world_config = world_config.model_copy(update={"scenarios": implicit})
+        declared = dict(world_config.scenarios)
         names = list(scenarios or declared)
         for name in names:
             if name not in declared:
@@ -169,7 +171,7 @@ class EvalRun:
             )
         config = EvalConfig(
             world=os.fspath(world),
-            world_hash=world_config.config_hash,
+            world_hash=world_hash,
             scenarios=names,
             focal=list(focal),
             baselines=baseline_specs,

@@ -5,7 +5,9 @@
   one ``TurnRecord`` per turn: the ground truth (``TurnState``), each live agent's observation
   (``ObserverView``), the actions taken on that turn, what they earned and the messages sent
   with them (``multiagent.messages.SentMessage``: sender, channel, text, addressee, recipients;
-  logs written before messages existed load with none).
+  logs written before messages existed load with none), and for LLM seats of an evaluation the
+  decision behind each action (``envkit.llm.ReasoningStep``: prompt, answers, refusals, tokens)
+  and, for the log, which player filled each seat.
 - ``Mark``: how an observer saw one variable of a target: "hidden" (the target is unaware to it,
   or the variable is internal and it is external), "exact", or "noisy" (its true value is the
   ground truth of the same turn).
@@ -32,6 +34,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from envkit.dto import FrozenDTO, MigrationError, MigrationRegistry
+from envkit.llm import ReasoningStep
 from multiagent.messages import SentMessage
 from multiagent.world_state import WorldState
 
@@ -136,6 +139,11 @@ class TurnRecord(BaseModel):
     messages: list[SentMessage] = Field(
         default_factory=list, description="The messages sent on this turn, with their recipients"
     )
+    decisions: dict[str, ReasoningStep] = Field(
+        default_factory=dict,
+        description="{agent: the LLM decision behind its action}: the prompt, the answers and "
+        "what was refused (LLM seats of an evaluation; empty otherwise)",
+    )
 
 
 class EpisodeLog(FrozenDTO):
@@ -171,6 +179,9 @@ class EpisodeLog(FrozenDTO):
         description="The matrix: one cell per (observer, target), targets the agents then global"
     )
     turns: list[TurnRecord] = Field(min_length=1, description="Turn 0 (the reset) onwards")
+    players: dict[str, str] = Field(
+        default_factory=dict, description="{agent: the player spec that filled the seat}"
+    )
     complete: bool = Field(description="True when every agent terminated or was truncated")
 
     @model_validator(mode="after")

@@ -88,15 +88,16 @@ def test_scores_table_ranks_focal_specs_with_intervals(build):
         r"openai:tiny-model?base\_url=http://localhost:1/v1",
     ]
     strong, nasty, random, llm = rows
-    assert strong[:5] == ["1", strong[1], "2", "5.0 [5.0, 5.0]", "1.00 [1.00, 1.00]"]
-    assert nasty[3:5] == ["3.0 [3.0, 3.0]", "0.50 [0.50, 0.50]"]
-    assert random[4] == "0.00 [0.00, 0.00]"
-    assert llm[4] == "-0.25 [-0.25, -0.25]"  # paired on episode 0: (0 - 1) / (5 - 1)
-    assert nasty[5] == "2.0 [2.0, 2.0]"  # background
-    assert nasty[6] == "8.0 [8.0, 8.0]"  # welfare 2 + 4 + 2
+    assert strong[:6] == ["1", strong[1], "2", "5.0 [5.0, 5.0]", "4.0 [4.0, 4.0]",
+                          "1.00 [1.00, 1.00]"]  # fmt: skip
+    assert nasty[3:6] == ["3.0 [3.0, 3.0]", "2.0 [2.0, 2.0]", "0.50 [0.50, 0.50]"]
+    assert random[4:6] == ["-", "0.00 [0.00, 0.00]"]  # random against itself: not applicable
+    assert llm[4:6] == ["-1.0 [-1.0, -1.0]", "-0.25 [-0.25, -0.25]"]  # paired on episode 0
+    assert nasty[6] == "2.0 [2.0, 2.0]"  # background
+    assert nasty[7] == "8.0 [8.0, 8.0]"  # welfare 2 + 4 + 2
     # equality of [2, 4, 2]: Gini = 8 / (2 * 9 * 8/3) = 1/6
-    assert nasty[7] == "0.83 [0.83, 0.83]"
-    assert nasty[8:] == ["10.0 [10.0, 10.0]", "0"]  # survival turns, collapsed %
+    assert nasty[8] == "0.83 [0.83, 0.83]"
+    assert nasty[9:] == ["10.0 [10.0, 10.0]", "0"]  # survival turns, collapsed %
 
 
 def test_value_of_information_ratings_and_players_tables(build):

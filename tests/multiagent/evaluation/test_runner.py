@@ -23,6 +23,7 @@ import yaml
 from envkit.llm import EndpointGate
 from multiagent.evaluation import EvalConfigChangedError, evaluate
 from multiagent.evaluation.records import EpisodeRecord
+from multiagent.recording import load_episode_log
 from multiagent.worlds import world_path
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
@@ -106,6 +107,7 @@ def test_the_seat_record_equals_what_the_scripted_endpoint_did(tmp_path: Path) -
         "cached_requests": 0,
         "tokens_in": None,  # some replies reported no usage: unknown, never estimated
         "tokens_out": None,
+        "leaks": 0,
         "failure": "",
     }
     assert len(seat.latencies) == 4
@@ -115,6 +117,23 @@ def test_the_seat_record_equals_what_the_scripted_endpoint_did(tmp_path: Path) -
     assert all(s.requests == 0 and s.decisions == 4 for s in background)
     (card,) = [card for card in result.players if card.player == seat.player]
     assert card.tokens_in == "unknown"
+    log = load_episode_log(tmp_path / "run" / str(record.log))
+    decided = [turn.decisions["Forager_1"] for turn in log.turns if turn.decisions]
+    assert [step.requests for step in decided] == [2, 1, 2, 1]
+    assert decided[0].error_kinds == ["no_json", "enum"] and not decided[0].valid
+    assert log.players["Forager_1"] == seat.player and log.players["Forager_2"] == "noop"
+
+
+def test_a_message_carrying_a_hidden_value_is_counted_as_its_senders_leak(
+    tmp_path: Path,
+) -> None:
+    world = Path(__file__).parents[1] / "data" / "message_world.yaml"
+    result = evaluate(world, focal=["scripted:message_players:leaky"], episodes=1,
+                      baselines=False, out=tmp_path / "run", progress=False)  # fmt: skip
+    (record,) = records(tmp_path / "run")
+    leaks = {seat.seat: seat.leaks for seat in record.seats}
+    assert leaks == {"A": record.turns, "B": 0, "C": 0, "D": 0}
+    assert result.players[0].leaks == record.turns
 
 
 def test_tokens_are_summed_when_every_reply_reports_usage(tmp_path: Path) -> None:
