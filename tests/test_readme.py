@@ -17,7 +17,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 def test_readme_python_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
-    assert len(blocks) == 6  # the six steps of Getting started
+    assert len(blocks) == 7  # the seven steps of Getting started
     ns: dict[str, object] = {}
     for index, block in enumerate(blocks):
         exec(compile(block, f"README.md [python block {index}]", "exec"), ns)
