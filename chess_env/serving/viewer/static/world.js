@@ -2,6 +2,8 @@
  *
  * Reads multiagent.recording's EpisodeLog (schema version 1; JSON, or gzipped JSON unpacked
  * with the browser's DecompressionStream) from a file the user opens or drops; fetches nothing.
+ * An eval run's episodes.jsonl opened together with its logs (OUT/logs/*.json.gz) lists the
+ * run's episodes by key; each opens the log its record names (matched by file name).
  * Shows the observability matrix as a heat map, the actions of the turn, and per target (each
  * agent, then the global state) its ground truth beside every observer's view of it.
  *
@@ -12,7 +14,25 @@
  *   data-differs ("true" | "false") when noisy;
  * - truth cells td.truth[data-target][data-variable][data-value];
  * - matrix cells td[data-observer][data-target][data-level][data-noise];
- * - action rows tr[data-agent] with td[data-action] (JSON), td[data-reward].
+ * - action rows tr[data-agent] with td[data-action] (JSON), td[data-reward];
+ * - an eval run's episodes: #run-episodes tr[data-episode-key][data-log][data-available]
+ *   ("true" when the log was opened with episodes.jsonl) with a button.open-episode;
+ *   data-shown="true" on the episode shown;
+ * - seats in the header: #players li[data-seat][data-player] (the log's players);
+ * - the messages timeline, every message of the episode in turn order:
+ *   #messages li[data-message-turn][data-sender][data-channel][data-recipients] (a JSON list of
+ *   who received it), data-to on a direct message, data-current="true" on the shown turn's;
+ *   .text holds the message; a click shows its turn;
+ * - the decisions of the shown turn, one per LLM seat that decided:
+ *   #decisions section[data-decision-agent][data-valid][data-requests][data-tokens-in]
+ *   [data-tokens-out][data-latency] (seconds), .action[data-action] (JSON) and, each a collapsed
+ *   <details>: details[data-part="prompt"] (the messages sent before the first answer, each a
+ *   .turn-message[data-role]), details[data-part="answers"] with li[data-answer] (0, 1, ...),
+ *   data-refused = the error kind of a refused answer ("" for the accepted one), its .reply
+ *   and the .feedback sent back, and details[data-part="errors"] with li[data-error].
+ *
+ * Everything a log holds is inserted as text (textContent, never innerHTML): messages and
+ * answers are LLM output.
  */
 "use strict";
 
@@ -57,11 +77,18 @@
     }
     let data;
     try {
-      data = JSON.parse(new TextDecoder().decode(bytes));
+      data = JSON.parse(new TextDecoder().decode(bytes), exactSeed);
     } catch (error) {
       throw new Error("not JSON: " + error.message);
     }
     return checked(data);
+  }
+
+  /* Eval seeds are 64-bit: past 2^53 a number loses digits, so such a seed keeps its digits as
+     a string (where the browser gives the reviver the source text). */
+  function exactSeed(key, value, context) {
+    const exact = key === "seed" && typeof value === "number" && !Number.isSafeInteger(value);
+    return exact && context && context.source ? context.source : value;
   }
 
   /* The fields this page reads, with the path of the first one missing or of the wrong kind.
@@ -94,8 +121,31 @@
       need(isObject(turn.state.global_state), `turns[${i}].state.global_state`, "an object");
       need(isObject(turn.observations), `turns[${i}].observations`, "an object");
       for (const key of ["actions", "action_errors", "rewards", "infos"]) turn[key] ??= {};
-      for (const key of ["terminated", "truncated"]) turn[key] ??= []; // the DTO's defaults
+      for (const key of ["terminated", "truncated", "messages"]) turn[key] ??= []; // the DTO's defaults
+      turn.decisions ??= {};
+      need(Array.isArray(turn.messages), `turns[${i}].messages`, "a list");
+      turn.messages.forEach((message, j) => {
+        const where = `turns[${i}].messages[${j}]`;
+        need(isObject(message), where, "an object");
+        need(Number.isInteger(message.turn), `${where}.turn`, "an integer");
+        for (const key of ["sender", "channel", "text"]) {
+          need(typeof message[key] === "string", `${where}.${key}`, "a string");
+        }
+        message.recipients ??= [];
+        need(Array.isArray(message.recipients), `${where}.recipients`, "a list");
+      });
+      need(isObject(turn.decisions), `turns[${i}].decisions`, "an object");
+      for (const [agent, step] of Object.entries(turn.decisions)) {
+        const where = `turns[${i}].decisions[${agent}]`;
+        need(isObject(step), where, "a decision object");
+        for (const key of ["messages", "replies"]) {
+          need(Array.isArray(step[key]), `${where}.${key}`, "a list");
+        }
+        for (const key of ["errors", "error_kinds"]) step[key] ??= [];
+      }
     });
+    data.players ??= {};
+    need(isObject(data.players), "players", "an object");
     return data;
   }
 
@@ -107,6 +157,84 @@
     } catch (error) {
       showError(`${file.name}: not an episode log this page can show: ${error.message}`);
     }
+  }
+
+  /* One file: an episode log. Several: an eval run's episodes.jsonl and (some of) its logs. */
+  async function openFiles(files) {
+    showError("");
+    const chosen = [...files];
+    const index = chosen.filter((file) => file.name.endsWith(".jsonl"));
+    if (index.length === 0 && chosen.length === 1) {
+      await open(chosen[0]);
+    } else if (index.length !== 1) {
+      showError(
+        `${chosen.length} files with ${index.length} .jsonl among them: open one episode log, ` +
+          "or one eval run's episodes.jsonl with its logs",
+      );
+    } else {
+      try {
+        const records = await readRun(index[0]);
+        const logs = new Map(chosen.filter((file) => file !== index[0]).map((f) => [f.name, f]));
+        renderRun(index[0].name, records, logs);
+      } catch (error) {
+        showError(`${index[0].name}: not an eval run's episodes.jsonl: ${error.message}`);
+      }
+    }
+  }
+
+  /* The records of episodes.jsonl (multiagent.evaluation.records.EpisodeRecord, one a line). */
+  async function readRun(file) {
+    const lines = (await file.text()).split("\n");
+    const records = [];
+    lines.forEach((line, i) => {
+      if (!line.trim()) return;
+      let record;
+      try {
+        record = JSON.parse(line);
+      } catch (error) {
+        throw new Error(`line ${i + 1}: not JSON: ${error.message}`);
+      }
+      const ok = record !== null && typeof record === "object" && !Array.isArray(record);
+      if (!ok) throw new Error(`line ${i + 1}: expected an episode record object`);
+      for (const key of ["key", "log"]) {
+        if (typeof record[key] !== "string") {
+          throw new Error(`line ${i + 1}: ${key}: expected a string`);
+        }
+      }
+      records.push(record);
+    });
+    if (records.length === 0) throw new Error("no episode records");
+    return records;
+  }
+
+  function renderRun(name, records, logs) {
+    const head = el("tr", {}, ["key", "scenario", "condition", "focal", "episode", "turns", "end",
+      "focal reward", "log"].map((h) => el("th", {}, h)));
+    const rows = records.map((record) => {
+      const fileName = record.log.split("/").pop();
+      const file = logs.get(fileName);
+      const seats = Array.isArray(record.seats) ? record.seats : [];
+      const focalReward = seats.filter((seat) => seat.focal)
+        .reduce((sum, seat) => sum + Number(seat.reward || 0), 0);
+      const row = el("tr", {
+        dataset: { episodeKey: record.key, log: record.log, available: String(Boolean(file)) },
+      },
+      el("td", { className: "key" }, record.key),
+      [record.scenario, record.condition, record.focal, record.episode, record.turns, record.end]
+        .map((value) => el("td", {}, value ?? "")),
+      el("td", { className: "reward" }, number(focalReward)),
+      el("td", {}, file
+        ? el("button", { type: "button", className: "open-episode", onclick: async () => {
+          await open(file);
+          for (const other of row.parentNode.children) other.dataset.shown = String(other === row);
+        } }, "open")
+        : el("span", { className: "missing", title: `open ${fileName} with episodes.jsonl` },
+          `${fileName} not opened`)));
+      return row;
+    });
+    $("run-episodes").replaceChildren(el("thead", {}, head), el("tbody", {}, rows));
+    $("run-name").textContent = `${name}: ${records.length} episodes, ${logs.size} logs opened`;
+    $("run").hidden = false;
   }
 
   function showError(message) {
@@ -122,7 +250,9 @@
     const slider = $("turn");
     slider.max = String(log.turns.length - 1);
     renderSummary();
+    renderPlayers();
     renderMatrix();
+    renderMessages();
     $("episode").hidden = false;
     show(0);
   }
@@ -191,6 +321,15 @@
     $("summary").replaceChildren(...parts);
   }
 
+  function renderPlayers() {
+    const players = page.log.players;
+    const seats = page.log.agents.filter((agent) => agent in players);
+    $("players").replaceChildren(...seats.map((seat) =>
+      el("li", { dataset: { seat, player: players[seat] } },
+        el("strong", {}, seat), " ← ", el("code", {}, players[seat]))));
+    $("players").hidden = seats.length === 0;
+  }
+
   function renderMatrix() {
     const log = page.log;
     const targets = [...log.agents, GLOBAL];
@@ -242,6 +381,8 @@
     $("prev").disabled = page.index === 0;
     $("next").disabled = page.index === log.turns.length - 1;
     renderActions(turn);
+    markCurrentMessages(turn);
+    renderDecisions(turn);
     renderTargets(turn);
     const episode = $("episode");
     episode.dataset.index = String(page.index);
@@ -364,6 +505,142 @@
     el("span", { className: "true" }, differs ? `true ${short(truth)}` : "true: the same"));
   }
 
+  /* -- messages and decisions ------------------------------------------------------------- */
+
+  function indexOfTurn(turn) {
+    return page.log.turns.findIndex((record) => record.turn === turn);
+  }
+
+  function renderMessages() {
+    const sent = page.log.turns.flatMap((turn) => turn.messages);
+    const items = sent.map((message) => {
+      const heard = message.recipients.length ? message.recipients.join(", ") : "no one";
+      const whom = message.to ? `${message.to}` : `all who hear: ${heard}`;
+      const showTurn = () => show(indexOfTurn(message.turn));
+      const dataset = {
+        messageTurn: String(message.turn),
+        sender: message.sender,
+        channel: message.channel,
+        recipients: JSON.stringify(message.recipients),
+      };
+      if (message.to) dataset.to = message.to;
+      const item = el("li", {
+        tabindex: "0",
+        role: "button",
+        title: `turn ${message.turn}: show it`,
+        dataset,
+        onclick: showTurn,
+      },
+      el("span", { className: "when" }, `turn ${message.turn}`),
+      el("span", { className: "who" }, el("strong", {}, message.sender), " → ", whom,
+        message.to && !message.recipients.includes(message.to) ? " (not delivered)" : ""),
+      el("span", { className: `channel${message.to ? " direct" : ""}` }, message.channel),
+      el("span", { className: "text" }, message.text));
+      item.addEventListener("keydown", (event) => {
+        if (event.key === "Enter" || event.key === " ") {
+          event.preventDefault();
+          showTurn();
+        }
+      });
+      return item;
+    });
+    $("messages").replaceChildren(...items);
+    $("messages").hidden = items.length === 0;
+    $("no-messages").hidden = items.length > 0;
+  }
+
+  function markCurrentMessages(turn) {
+    const list = $("messages");
+    let first = null;
+    for (const item of list.children) {
+      const current = item.dataset.messageTurn === String(turn.turn);
+      item.classList.toggle("current", current);
+      item.dataset.current = String(current);
+      if (current) item.setAttribute("aria-current", "true");
+      else item.removeAttribute("aria-current");
+      if (current && !first) first = item;
+    }
+    // Scroll the list (not the page) to the turn's first message.
+    if (first) list.scrollTop = first.offsetTop; // the list is the offset parent (world.css)
+  }
+
+  function renderDecisions(turn) {
+    const agents = page.log.agents.filter((agent) => agent in turn.decisions);
+    const sections = agents.map((agent) => decision(agent, turn.decisions[agent], turn));
+    $("decisions").replaceChildren(...(sections.length
+      ? sections
+      : [el("p", { className: "empty" }, "No LLM decision on this turn.")]));
+  }
+
+  function content(message) {
+    if (typeof message.content === "string" && message.content) return message.content;
+    const rest = { ...message };
+    delete rest.role;
+    return pretty(rest);
+  }
+
+  function collapsed(part, title, ...children) {
+    return el("details", { dataset: { part } }, el("summary", {}, title), ...children);
+  }
+
+  function decision(agent, step, turn) {
+    const firstAnswer = step.messages.findIndex((message) => message.role === "assistant");
+    const prompt = firstAnswer < 0 ? step.messages : step.messages.slice(0, firstAnswer);
+    // The user messages after the first answer are the feedback on each refused answer, in order.
+    const feedback = firstAnswer < 0
+      ? []
+      : step.messages.slice(firstAnswer).filter((message) => message.role === "user");
+    const tokens = (n) => (n === null || n === undefined ? "?" : String(n));
+    const latency = Number(step.latency_seconds || 0);
+    const facts = [
+      `${step.requests ?? 0} request${step.requests === 1 ? "" : "s"}`,
+      `tokens ${tokens(step.tokens_in)} in / ${tokens(step.tokens_out)} out`,
+      `${number(latency)} s`,
+    ];
+    if (step.endpoint_retries) facts.push(`${step.endpoint_retries} endpoint retries`);
+    if (step.from_cache) facts.push("from the replay cache");
+    if (step.timed_out) facts.push("timed out");
+    if (step.failure_reason) facts.push(`failure: ${step.failure_reason}`);
+    const answers = step.replies.map((reply, i) => {
+      const kind = i < step.error_kinds.length ? step.error_kinds[i] : "";
+      return el("li", { className: kind ? "refused" : "accepted", dataset: { answer: String(i), refused: kind } },
+        el("div", { className: "verdict" }, kind ? `refused: ${kind}` : (step.valid ? "accepted" : "answer")),
+        el("pre", { className: "reply" }, content(reply)),
+        feedback[i] ? el("div", { className: "role" }, "feedback sent back") : null,
+        feedback[i] ? el("pre", { className: "feedback" }, content(feedback[i])) : null);
+    });
+    const worldRefused = turn.action_errors[agent];
+    return el("section", {
+      className: `decision ${step.valid ? "valid" : "invalid"}`,
+      dataset: {
+        decisionAgent: agent,
+        valid: String(Boolean(step.valid)),
+        requests: String(step.requests ?? 0),
+        tokensIn: tokens(step.tokens_in),
+        tokensOut: tokens(step.tokens_out),
+        latency: String(latency),
+      },
+    },
+    el("h3", {}, agent, " ",
+      el("span", { className: "validity" }, step.valid ? "valid" : "invalid"),
+      page.log.players[agent] ? el("small", { className: "player" }, page.log.players[agent]) : null),
+    el("div", { className: "action", dataset: { action: JSON.stringify(step.action ?? null) } },
+      "action ", el("code", {}, JSON.stringify(step.action ?? null))),
+    worldRefused ? el("div", { className: "world-refused" }, `the world refused it: ${worldRefused}`) : null,
+    el("div", { className: "facts" }, facts.join(" · ")),
+    collapsed("prompt", `prompt (${prompt.length} message${prompt.length === 1 ? "" : "s"})`,
+      prompt.map((message) => el("div", { className: "turn-message", dataset: { role: message.role ?? "" } },
+        el("div", { className: "role" }, message.role ?? "?"),
+        el("pre", {}, content(message))))),
+    collapsed("answers", `answers (${answers.length}, ${step.error_kinds.length} refused)`,
+      el("ol", { className: "answers" }, answers)),
+    step.errors.length
+      ? collapsed("errors", `errors (${step.errors.length})`,
+        el("ul", { className: "errors" }, step.errors.map((error, i) =>
+          el("li", { dataset: { error: String(i) } }, error))))
+      : null);
+  }
+
   /* -- controls --------------------------------------------------------------------------- */
 
   function onKey(event) {
@@ -385,8 +662,8 @@
 
   function start() {
     $("log-file").addEventListener("change", (event) => {
-      const file = event.target.files && event.target.files[0];
-      if (file) open(file);
+      const files = event.target.files;
+      if (files && files.length) openFiles(files);
       event.target.value = ""; // choosing the same file again (re-recorded) reads it again
     });
     $("turn").addEventListener("input", (event) => show(Number(event.target.value)));
@@ -396,8 +673,8 @@
     document.addEventListener("dragover", (event) => event.preventDefault());
     document.addEventListener("drop", (event) => {
       event.preventDefault();
-      const file = event.dataTransfer && event.dataTransfer.files[0];
-      if (file) open(file);
+      const files = event.dataTransfer && event.dataTransfer.files;
+      if (files && files.length) openFiles(files);
     });
     window.worldViewer = { show, get log() { return page.log; } };
   }
