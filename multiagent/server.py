@@ -2,12 +2,31 @@
 
 ``python -m multiagent serve --world trade [--host 127.0.0.1] [--port 8000]`` runs it (``--help``
 lists the rest: token, rate limit, sessions and their idle timeout, as ``python -m chess_env``).
-A session plays ONE agent's seat, chosen at reset; the other agents act by their policies
-("random": a sample of their action space, seeded from the episode's seed)::
+A session plays one agent's seat, chosen at reset (``agent``, default the first). The seats no
+client plays are played by the server: ``players`` names a served kind per seat (``random``,
+``noop`` or a kind the operator registered with ``register_world_player``; see
+``multiagent.players``), and a seat it does not name gets ``random``. Other kinds (``scripted``,
+``model``, ``openai``) would run the client's code, read the server's disk or spend its key: a
+422 (reason "invalid_player") names the seat and the kinds the server makes::
 
-    POST /reset {"agent": "Trader_1", "policies": {"Trader_2": "random"}}
+    POST /reset {"agent": "Trader_1", "players": {"Trader_2": "noop"}}
     POST /step  {"action": {"verb": "buy", "good": "food", "target_town": "Farmstead",
                             "amount": 2.5}, "session_id": "..."}
+
+Several clients play one episode: the creator names the seats ``open`` to others, and the reply's
+``metadata`` carries the ``episode_id`` and a ``seat_tokens`` map (its own seat's and each open
+seat's, shown only there; the server keeps their SHA-256). Another client joins a seat with its
+token (each seat acts in its own session; one client may open several)::
+
+    POST /reset {"agent": "Forager_1", "open": ["Forager_2"], "players": {"Forager_3": "noop"}}
+    POST /reset {"join": "<episode_id>", "agent": "Forager_2", "seat_token": "<token>"}
+
+A turn advances once every live client seat has sent its action (served seats act at once): a
+step waits for the others, up to ``turn_timeout`` seconds (then 409 "turn_timeout", its action
+withdrawn), and returns the seat's own observation and reward. Nobody acts for a seat they do not
+hold: a join without a token is 401 "missing_seat_token", with another seat's or a wrong one 403
+"wrong_seat_token", of a served seat 403 "server_seat"; a second action in a turn is 409
+"already_acted"; each leaves the episode as it was (``multiagent.server_episodes``).
 
 The seed of an episode is the server's secret: one who knew it could replay the episode offline
 with the same actions and read what the seat may not see (the other agents' hidden variables, the
@@ -16,7 +35,8 @@ true values behind the noise, the others' next actions). So every reset draws a 
 "seed_not_allowed"). An operator who wants reproducible episodes (an evaluation whose clients are
 trusted) allows client seeds: ``create_world_app(..., client_seeds=True)``, ``python -m
 multiagent serve --allow-client-seeds``; then the same seed gives the same trajectory, and
-``/state`` shows the seed the client chose (never one the server drew).
+the creator's ``/state`` shows the seed it chose (never one the server drew; a joiner sends
+none and sees none).
 
 The observation is the seat's ``ObservationEnvelope``: the config's observability applies, so
 targets the seat is unaware of are absent and the others are seen with noise. An action is
@@ -26,7 +46,8 @@ VALIDATION_ERROR (reason "invalid_action") whose message lists every issue as ``
 and whose ``errors`` list has each as ``{"loc": [...], "msg", "type"}``; the episode is left as
 it was. The MCP tool ``act`` takes the same action.
 
-This is the only module of ``multiagent`` that imports FastAPI (the ``server`` extra).
+This module and ``multiagent.server_episodes`` are the only ones of ``multiagent`` that import
+FastAPI (the ``server`` extra).
 
 Example:
     >>> adapter = WorldAdapter("forage", client_seeds=True)
@@ -40,11 +61,11 @@ Example:
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import partial
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from fastapi import FastAPI
 from pydantic import BaseModel, ConfigDict, Field
@@ -63,13 +84,13 @@ from envkit.server.errors import ErrorDetail, issue_details
 from envkit.server.ws_limits import MAX_WS_PENDING_BYTES
 from multiagent.config import SimulationConfig
 from multiagent.dto import ObservationEnvelope
-from multiagent.env import WorldEnv, as_config
-from multiagent.observability import ObservabilityPlan, observe_all
+from multiagent.env import as_config
+from multiagent.players import WorldPlayerSpecError, check_world_player
+from multiagent.server_episodes import EpisodeTable, SeatResult, SharedEpisode
 from multiagent.signatures import action_signature
-from multiagent.wrappers.text import observation_envelope
 
 __all__ = [
-    "POLICIES",
+    "TURN_TIMEOUT_S",
     "InvalidActionError",
     "SeedNotAllowedError",
     "WorldAction",
@@ -81,19 +102,10 @@ __all__ = [
     "serve",
 ]
 
-PolicyName = Literal["random"]
 SEED_BITS = 64  # a drawn seed is as wide as any seed a client may send (ResetRequest)
-Policy = Callable[[WorldEnv, str], Any]
+TURN_TIMEOUT_S = 30.0  # how long a step waits for the other clients' actions by default
 # OpenEnv's typed clients add "metadata" to every action; it is not part of any world's action.
 _CLIENT_KEYS = ("metadata",)
-
-
-def _random_policy(env: WorldEnv, agent: str) -> Any:
-    """A sample of the agent's action space (seeded by ``WorldEnv.reset`` from its seed)."""
-    return env.action_space(agent).sample()
-
-
-POLICIES: dict[str, Policy] = {"random": _random_policy}
 
 
 class InvalidActionError(InvalidInputError):
@@ -141,27 +153,43 @@ class SeedNotAllowedError(InvalidInputError):
 
 
 class WorldResetOptions(BaseModel):
-    """The reset options of a world episode (besides OpenEnv's ``seed`` and ``episode_id``).
+    """The reset options of a world episode (besides OpenEnv's ``seed``): create one, or join
+    one (``join``, ``agent`` and ``seat_token`` only).
 
     Example:
-        >>> WorldResetOptions(agent="Trader_2", policies={"Trader_1": "random"})
-        WorldResetOptions(agent='Trader_2', policies={'Trader_1': 'random'}, include_text=False)
-        >>> WorldResetOptions(policies={"Trader_1": "greedy"})
+        >>> WorldResetOptions(agent="Trader_2", players={"Trader_1": "noop"}).players
+        {'Trader_1': 'noop'}
+        >>> WorldResetOptions(players={"Trader_1": 3})
         Traceback (most recent call last):
         ...
         pydantic_core._pydantic_core.ValidationError: 1 validation error for WorldResetOptions
-        policies.Trader_1
-          Input should be 'random' ...
+        players.Trader_1
+          Input should be a valid string ...
     """
 
     model_config = ConfigDict(extra="forbid")
 
     agent: str | None = Field(
-        None, max_length=200, description="The seat this session plays (default: the first agent)"
+        None,
+        max_length=200,
+        description="The seat this session plays (default: the first agent; needed to join)",
     )
-    policies: dict[str, PolicyName] = Field(
+    players: dict[str, str] = Field(
         default_factory=dict,
-        description='Policy of each other agent (default and only choice so far: "random")',
+        max_length=1000,
+        description="A served player per seat no client plays: random, noop or a kind the "
+        "operator registered (default: random)",
+    )
+    open: list[str] = Field(
+        default_factory=list,
+        max_length=1000,
+        description="Seats other clients play, each joined with the seat token the reply carries",
+    )
+    join: str | None = Field(
+        None, max_length=200, description="The id of the episode to join (its episode_id)"
+    )
+    seat_token: str | None = Field(
+        None, max_length=200, description="The joined seat's token (only with join)"
     )
     include_text: bool = Field(
         False, strict=True, description="Add the envelope rendered as prompt text"
@@ -210,14 +238,15 @@ class WorldObservation(BaseModel):
 
 class WorldEpisodeState(EpisodeState):
     """The session's state; never the ground truth, nor a seed the server drew, either of which
-    would leak what the seat cannot see.
+    would leak what the seat cannot see. ``episode_id`` is the world episode's, the same for
+    every client of it.
 
     Example:
         >>> adapter = WorldAdapter("forage", client_seeds=True)
-        >>> _ = adapter.reset(seed=3, agent="Forager_1")
+        >>> _ = adapter.reset(seed=3, agent="Forager_1", players={"Forager_3": "noop"})
         >>> state = WorldEpisodeState(**adapter.state())
-        >>> state.world, state.agent, state.turn, state.seed, state.policies["Forager_2"]
-        ('forage', 'Forager_1', 0, 3, 'random')
+        >>> state.world, state.agent, state.turn, state.seed, state.players
+        ('forage', 'Forager_1', 0, 3, {'Forager_2': 'random', 'Forager_3': 'noop'})
         >>> _ = adapter.reset(agent="Forager_1")  # a secret seed, drawn by the server
         >>> "seed" in adapter.state()
         False
@@ -228,21 +257,33 @@ class WorldEpisodeState(EpisodeState):
     turn: int | None = Field(None, description="The world's turn")
     seed: int | None = Field(
         None,
-        description="The seed the client chose (only where the server allows client seeds); "
-        "absent when the server drew it, which it keeps secret",
+        description="The seed the client chose (only where the server allows client seeds, "
+        "and only to the creator); absent when the server drew it, which it keeps secret",
     )
-    policies: dict[str, str] | None = Field(None, description="The other agents' policies")
+    players: dict[str, str] | None = Field(
+        None, description="The served player of each seat no client plays"
+    )
+    clients: list[str] | None = Field(None, description="The seats clients play")
+    waiting_for: list[str] | None = Field(
+        None, description="The live client seats whose action for this turn is not in yet"
+    )
     done: bool | None = Field(None, description="Whether the seat's episode has ended")
 
 
 class WorldAdapter:
-    """One ``WorldEnv`` per session, one seat of it played by the client.
+    """One seat of a world episode per session; the episode may be shared with other sessions
+    (see the module doc).
 
     Args:
         world: a built-in world's name, a YAML path, a config dict or a ``SimulationConfig``.
         client_seeds: whether ``reset`` takes a seed from the client (default False: it is
             refused with ``SeedNotAllowedError``). Without one, every reset draws a fresh seed
             from ``secrets`` and keeps it secret.
+        episodes: the episodes other sessions may join (``create_world_app`` shares one among
+            every session of a server; default: this adapter's own).
+        turn_timeout: seconds a step waits for the other client seats' actions (default
+            ``TURN_TIMEOUT_S``; None: forever); past it, 409 "turn_timeout" and the action is
+            withdrawn.
 
     Example:
         >>> adapter = WorldAdapter("forage", client_seeds=True)
@@ -258,90 +299,122 @@ class WorldAdapter:
         world: str | Path | SimulationConfig | Mapping[str, Any],
         *,
         client_seeds: bool = False,
+        episodes: EpisodeTable | None = None,
+        turn_timeout: float | None = TURN_TIMEOUT_S,
     ) -> None:
         self.config = as_config(world)
         self.client_seeds = client_seeds
+        self.episodes = EpisodeTable() if episodes is None else episodes
+        self.turn_timeout = turn_timeout
         self.name = self.config.simulation.name
         agents = self.config.agent_names
         self.description = (
             f"The {self.name} world, {len(agents)} agents ({', '.join(agents)}): a session plays "
-            "one agent's seat (chosen at reset), the others act by their policies; each step "
-            "sends the seat's action and returns its partial, noisy observation and reward."
+            "one agent's seat (chosen at reset); the server plays the seats no client plays, "
+            "and other clients may join the seats the creator opens; each step sends the seat's "
+            "action and returns its partial, noisy observation and reward."
         )
         self.version = _package_version()
         self.signature: Schema = action_signature(self.config.actions)
         self.action_model = _action_model(self.name, self.signature)
         self.observation_model = WorldObservation
         self.state_model = WorldEpisodeState
-        self.plan = ObservabilityPlan(self.config)
-        self._env: WorldEnv | None = None
+        self._episode: SharedEpisode | None = None
         self._seat = ""
-        self._policies: dict[str, str] = {}
         self._include_text = False
-        self._done = False
         self._client_seed: int | None = None
 
     def reset(self, *, seed: int | None = None, **options: Any) -> AdapterResult:
-        """Start an episode as ``options`` say (``WorldResetOptions``), with the client's seed
-        where allowed, else a fresh secret one: a seed known to the client would let it replay
-        the episode offline and read what its seat may not see."""
-        if seed is not None and not self.client_seeds:
-            raise SeedNotAllowedError()
+        """Create an episode as ``options`` say (``WorldResetOptions``), with the client's seed
+        where allowed, else a fresh secret one (a seed known to the client would let it replay
+        the episode offline and read what its seat may not see); or join one."""
         parsed = WorldResetOptions.model_validate(options)
-        agents = self.config.agent_names
-        seat = parsed.agent if parsed.agent is not None else agents[0]
-        if seat not in agents:
-            raise InvalidInputError(
-                f"unknown agent {seat!r}; the agents are {', '.join(agents)}",
-                reason="unknown_agent",
-            )
-        strangers = sorted(set(parsed.policies) - (set(agents) - {seat}))
-        if strangers:
-            raise InvalidInputError(
-                f"policies name {', '.join(map(repr, strangers))}, not another agent; the "
-                f"others are {', '.join(a for a in agents if a != seat)}",
-                reason="unknown_agent",
-            )
-        env = self._env or WorldEnv(self.config)
-        env.reset(seed=secrets.randbits(SEED_BITS) if seed is None else seed)
-        self._env, self._seat, self._done, self._client_seed = env, seat, False, seed
-        self._policies = {a: parsed.policies.get(a, "random") for a in agents if a != seat}
+        seat = self._seat_named(parsed.agent, joining=parsed.join is not None)
+        extra: dict[str, Any] = {}
+        if parsed.join is not None:
+            _check_join_options(parsed, seed)
+            episode = self.episodes.get(parsed.join)
+            episode.hold(seat, parsed.seat_token, self)
+        else:
+            if seed is not None and not self.client_seeds:
+                raise SeedNotAllowedError()
+            if parsed.seat_token is not None:
+                raise _option_error("seat_token", "only a join (with join) sends a seat token")
+            episode, tokens = self._create(seat, parsed, seed)
+            if parsed.open:
+                extra = {"episode_id": episode.id, "seat_tokens": tokens}
+        old, self._episode, self._seat = self._episode, episode, seat
         self._include_text = parsed.include_text
-        return self._result(None, {})
+        self._client_seed = seed if parsed.join is None else None
+        if old is not None:
+            self.episodes.leave(old, self, keep=seat if old is episode else None)
+        return self._result(episode.view(seat), extra)
+
+    def _seat_named(self, agent: str | None, *, joining: bool) -> str:
+        agents = self.config.agent_names
+        if agent is None:
+            if joining:
+                raise _option_error("agent", "name the seat to join")
+            return agents[0]
+        if agent not in agents:
+            raise InvalidInputError(
+                f"unknown agent {agent!r}; the agents are {', '.join(agents)}",
+                reason="unknown_agent",
+            )
+        return agent
+
+    def _create(
+        self, seat: str, parsed: WorldResetOptions, seed: int | None
+    ) -> tuple[SharedEpisode, dict[str, str]]:
+        """A new episode with ``seat`` held by this session; its seat tokens."""
+        agents = self.config.agent_names
+        _check_seats("open", parsed.open, [a for a in agents if a != seat])
+        others = [a for a in agents if a != seat and a not in parsed.open]
+        _check_seats("players", list(parsed.players), others)
+        for other, spec in parsed.players.items():
+            _check_served(other, spec)
+        drawn = secrets.randbits(SEED_BITS) if seed is None else seed
+        try:
+            episode, tokens = SharedEpisode.open(
+                self.config, drawn, [seat, *parsed.open], parsed.players
+            )
+        except WorldPlayerSpecError as error:  # a registered kind's factory refused its spec
+            raise _player_error("players", str(error)) from None
+        self.episodes.add(episode)
+        episode.claim(seat, self)
+        return episode, tokens
 
     def step(self, action: BaseModel) -> AdapterResult:
-        env = self._live_env()
+        episode = self._live_episode()
         checked = validate(self.signature, _plain(action), mode="strict", direction="input")
         if not checked.ok:
             raise InvalidActionError(checked.errors)
         try:
-            env.decode_action(self._seat, checked.value)  # what the signature cannot say
+            episode.world.decode_action(self._seat, checked.value)  # what the signature cannot say
         except ValueError as error:
             raise InvalidInputError(str(error), reason="invalid_action") from None
-        actions = {self._seat: checked.value}
-        for agent in env.agents:
-            if agent != self._seat:
-                actions[agent] = POLICIES[self._policies[agent]](env, agent)
-        _, rewards, terminations, truncations, infos = env.step(actions)
-        truncated = truncations[self._seat]
-        self._done = terminations[self._seat] or truncated
-        extra: dict[str, Any] = {"info": infos[self._seat]} if infos[self._seat] else {}
+        result = episode.act(self._seat, self, checked.value, self.turn_timeout)
+        extra: dict[str, Any] = {"info": result.info} if result.info else {}
         if checked.warnings:
             extra["coerced"] = [str(warning) for warning in checked.warnings]
-        if truncated:
+        if result.truncated:
             extra["truncated"] = True
-        return self._result(rewards[self._seat], extra)
+        return self._result(result, extra)
 
     def state(self) -> dict[str, Any]:
-        """The ``WorldEpisodeState`` fields; ``seed`` only if the client chose it."""
-        if self._env is None or self._env.world is None:
+        """The ``WorldEpisodeState`` fields; ``seed`` only if this client chose it."""
+        episode = self._episode
+        if episode is None:
             return {}
         state = {
+            "episode_id": episode.id,
             "world": self.name,
             "agent": self._seat,
-            "turn": self._env.world.turn,
-            "policies": dict(self._policies),
-            "done": self._done,
+            "turn": episode.turn,
+            "players": dict(episode.players),
+            "clients": list(episode.client_seats),
+            "waiting_for": episode.waiting_for(),
+            "done": episode.done(self._seat),
         }
         return state if self._client_seed is None else {**state, "seed": self._client_seed}
 
@@ -360,31 +433,79 @@ class WorldAdapter:
         return self.step(self.action_model.model_validate(arguments))
 
     def close(self) -> None:
-        self._env = None
+        if self._episode is not None:
+            self.episodes.leave(self._episode, self)
+        self._episode = None
 
-    def _live_env(self) -> WorldEnv:
-        if self._env is None:
+    def _live_episode(self) -> SharedEpisode:
+        if self._episode is None:
             raise EpisodeStateError("no episode yet: reset first", reason="not_reset")
-        if self._done:
+        if self._episode.done(self._seat):
             raise EpisodeStateError(
                 f"{self._seat}'s episode is over; reset to play again", reason="episode_over"
             )
-        return self._env
+        return self._episode
 
-    def _result(self, reward: float | None, extra: dict[str, Any]) -> AdapterResult:
-        env = self._env
-        assert env is not None and env.world is not None
-        views = observe_all(env.world, self.plan, seed=env.seed_value, observers=[self._seat])
-        envelope = observation_envelope(self._seat, views[self._seat], self.plan)
+    def _result(self, seat: SeatResult, extra: dict[str, Any]) -> AdapterResult:
         fields: dict[str, Any] = {
-            "envelope": envelope,
+            "envelope": seat.envelope,
             "agent": self._seat,
-            "turn": env.world.turn,
-            "done": self._done,
+            "turn": seat.turn,
+            "done": seat.done,
         }
         if self._include_text:
-            fields["text"] = envelope.to_text()
-        return AdapterResult(WorldObservation(**fields), reward, self._done, extra)
+            fields["text"] = seat.envelope.to_text()
+        return AdapterResult(WorldObservation(**fields), seat.reward, seat.done, extra)
+
+
+def _check_seats(option: str, named: list[str], allowed: list[str]) -> None:
+    """Refuse seats in ``named`` outside ``allowed`` or named twice (422 "unknown_agent")."""
+    strangers = sorted({seat for seat in named if seat not in allowed})
+    twice = sorted({seat for seat in named if named.count(seat) > 1})
+    if strangers or twice:
+        what = f"{', '.join(map(repr, strangers))}, not another seat" if strangers else ""
+        what += ("; " if what else "") + (f"{', '.join(twice)} twice" if twice else "")
+        raise InvalidInputError(
+            f"{option} names {what}; the seats it may name are {', '.join(allowed) or 'none'}",
+            reason="unknown_agent",
+            errors=[ErrorDetail(loc=(option,), msg=what, type="value_error")],
+        )
+
+
+def _check_served(seat: str, spec: str) -> None:
+    """Refuse a player the server does not make (422 "invalid_player", naming the seat and
+    the kinds it makes)."""
+    try:
+        check_world_player(spec, served=True)
+    except WorldPlayerSpecError as error:
+        raise _player_error(f"players.{seat}", str(error), seat) from None
+
+
+def _player_error(where: str, message: str, seat: str | None = None) -> InvalidInputError:
+    loc = ("players",) if seat is None else ("players", seat)
+    return InvalidInputError(
+        f"{where}: {message}",
+        reason="invalid_player",
+        errors=[ErrorDetail(loc=loc, msg=message, type="value_error")],
+    )
+
+
+def _option_error(option: str, why: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"{option}: {why}",
+        reason="invalid_option",
+        errors=[ErrorDetail(loc=(option,), msg=why, type="value_error")],
+    )
+
+
+def _check_join_options(parsed: WorldResetOptions, seed: int | None) -> None:
+    """A join takes ``agent``, ``seat_token`` and ``include_text`` only: the episode is the
+    creator's (its seed, its open seats, its served players)."""
+    if seed is not None:
+        raise _option_error("seed", "a joined episode keeps the seed it was created with")
+    for option in ("open", "players"):
+        if getattr(parsed, option):
+            raise _option_error(option, "the creator of the episode chose these")
 
 
 def _plain(action: BaseModel) -> dict[str, Any]:
@@ -415,12 +536,24 @@ def _package_version() -> str:
 
 
 def create_world_app(
-    world: str | Path | SimulationConfig, *, client_seeds: bool = False, **settings: Any
+    world: str | Path | SimulationConfig,
+    *,
+    client_seeds: bool = False,
+    turn_timeout: float | None = TURN_TIMEOUT_S,
+    **settings: Any,
 ) -> FastAPI:
-    """The server app of ``world``; ``client_seeds`` as ``WorldAdapter`` takes it (default
-    False: seeds are the server's secret), ``settings`` go to ``envkit.server.create_app``
-    (``max_sessions``, ``idle_timeout``, ...). The config is loaded once, for every session."""
-    factory = partial(WorldAdapter, as_config(world), client_seeds=client_seeds)
+    """The server app of ``world``; ``client_seeds`` and ``turn_timeout`` as ``WorldAdapter``
+    takes them (default: seeds are the server's secret, a step waits 30 s for the other
+    clients), ``settings`` go to ``envkit.server.create_app`` (``max_sessions``,
+    ``idle_timeout``, ...). The config is loaded once, and every session shares one table of
+    episodes, so that a session may join another's."""
+    factory = partial(
+        WorldAdapter,
+        as_config(world),
+        client_seeds=client_seeds,
+        episodes=EpisodeTable(),
+        turn_timeout=turn_timeout,
+    )
     return create_app(factory, **settings)
 
 

@@ -23,6 +23,8 @@ drive it (needs the ``server`` extra: FastAPI, uvicorn).
 - Session ids are capabilities: ``make_server``'s access log prints paths without their query
   strings, and ``create_app(session_owner_check=True)`` (off by default) gives each session a
   secret token that every later use must send in ``X-Session-Token`` (403 without it).
+- Secrets handed out once and kept only as SHA-256 digests (seat tokens):
+  ``envkit.server.secret_tokens``.
 - ``create_app(on_shutdown=...)``: called once at shutdown, after every session's env is closed.
 - ``create_app(busy_poll=0.5e-3)``: after a WebSocket reply to a client that steps quickly, the
   event loop polls its sockets for that long instead of sleeping (``envkit.server.busy_poll``).

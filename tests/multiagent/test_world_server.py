@@ -1,8 +1,8 @@
 """A world served over OpenEnv's HTTP, WebSocket and MCP: one seat per session, the others by
-policy, actions checked against the world's Malli-lite signature and refused with every failing
-path (``errors``), never with a 500 and never moving the episode. The seed of a served episode is
-the server's secret unless the operator lets clients choose it (then: same seed, same
-trajectory)."""
+served players (several clients in one episode: test_world_server_seats.py), actions checked
+against the world's Malli-lite signature and refused with every failing path (``errors``), never
+with a 500 and never moving the episode. The seed of a served episode is the server's secret
+unless the operator lets clients choose it (then: same seed, same trajectory)."""
 
 from __future__ import annotations
 
@@ -79,17 +79,20 @@ def test_reset_as_a_seat_shows_only_what_that_seat_observes(trade: TestClient) -
     assert set(fourth["agents"]) == {"Trader_2", "Trader_3", "Trader_4"}
 
 
-def test_unknown_seats_and_policies_are_refused_with_the_valid_names(trade: TestClient) -> None:
+def test_unknown_seats_and_players_are_refused_with_the_valid_names(trade: TestClient) -> None:
     reply = trade.post("/reset", json={"agent": "Trader_9"})
     assert reply.status_code == 422
     body = reply.json()
     assert body["code"] == "VALIDATION_ERROR" and body["reason"] == "unknown_agent"
     assert "Trader_1, Trader_2, Trader_3, Trader_4" in body["detail"]
-    own = trade.post("/reset", json={"agent": "Trader_1", "policies": {"Trader_1": "random"}})
+    own = trade.post("/reset", json={"agent": "Trader_1", "players": {"Trader_1": "random"}})
     assert own.status_code == 422 and own.json()["reason"] == "unknown_agent"
-    bad_policy = trade.post("/reset", json={"policies": {"Trader_2": "genius"}})
-    assert bad_policy.status_code == 422
-    assert trade.post("/reset", json={"policies": {"Trader_2": "random"}}).status_code == 200
+    assert "Trader_2, Trader_3, Trader_4" in own.json()["detail"]
+    bad_player = trade.post("/reset", json={"players": {"Trader_2": "genius"}})
+    assert bad_player.status_code == 422 and bad_player.json()["reason"] == "invalid_player"
+    assert trade.post("/reset", json={"players": {"Trader_2": "random"}}).status_code == 200
+    # "policies", the name before "players", is refused, not silently ignored
+    assert trade.post("/reset", json={"policies": {"Trader_2": "random"}}).status_code == 422
 
 
 def test_a_valid_action_advances_the_turn_and_returns_the_seats_reward(trade: TestClient) -> None:
