@@ -472,7 +472,11 @@ def test_a_malformed_message_is_refused_naming_its_field(
 
 
 def test_an_eval_run_lists_its_episodes_by_key_and_opens_one(
-    browser: Any, served: str, eval_run: tuple[Path, EpisodeLog], screenshot: Callable[[str], Path]
+    browser: Any,
+    served: str,
+    eval_run: tuple[Path, EpisodeLog],
+    screenshot: Callable[[str], Path],
+    tmp_path: Path,
 ) -> None:
     path, log = eval_run
     run = path.parents[1]
@@ -509,6 +513,13 @@ def test_an_eval_run_lists_its_episodes_by_key_and_opens_one(
     assert len(browser.find_elements(By.CSS_SELECTOR, "#messages li")) == 3
     assert decision_section(browser, "A").get_attribute("data-valid") == "true"
     screenshot("run")
+    # Another log opened on its own: the run stays listed, none of its episodes shown.
+    other, _ = record_trade(tmp_path)
+    picker.send_keys(str(other))
+    WebDriverWait(browser, WAIT).until(lambda d: rows[0].get_attribute("data-shown") == "false")
+    assert browser.find_element(By.ID, "summary").text.startswith("trade · seed 21")
+    assert browser.find_element(By.ID, "no-messages").is_displayed()
+    assert browser.find_element(By.ID, "run").is_displayed()
     assert page_errors(browser) == []
 
 
@@ -527,3 +538,26 @@ def test_several_files_without_one_run_index_are_refused(
     picker.send_keys(f"{broken}\n{path}")
     WebDriverWait(browser, WAIT).until(lambda d: "line 2: key: expected a string" in error.text)
     assert browser.find_element(By.ID, "run").get_attribute("hidden") == "true"
+
+
+def test_undelivered_messages_say_so(browser: Any, served: str, tmp_path: Path) -> None:
+    _, log = record_trade(tmp_path)
+    data = json.loads(log.model_dump_json())
+    data["turns"][1]["messages"] = [
+        {"turn": 1, "sender": "Trader_1", "channel": "talk", "text": "anyone?", "to": None,
+         "recipients": []},
+        {"turn": 1, "sender": "Trader_1", "channel": "whisper", "text": "psst", "to": "Trader_3",
+         "recipients": []},
+    ]  # fmt: skip
+    path = tmp_path / "quiet.json"
+    path.write_text(json.dumps(data))
+    load_episode_log(path)  # a log Python accepts
+    open_log(browser, served, path)
+    shown = shown_messages(browser)
+    assert [m["who"] for m in shown] == [
+        "Trader_1 → all who hear: no one",
+        "Trader_1 → Trader_3 (not delivered)",
+    ]
+    assert [m["recipients"] for m in shown] == ["[]", "[]"]
+    assert [m.get("to") for m in shown] == [None, "Trader_3"]
+    assert page_errors(browser) == []

@@ -41,7 +41,7 @@
   const GLOBAL = "global";
   const MAX_TEXT = 90;
   const TYPING = "textarea, select, [contenteditable], input:not([type=file]):not([type=button])";
-  const page = { log: null, name: "", index: 0, cells: new Map() };
+  const page = { log: null, name: "", index: 0, cells: new Map(), runFiles: new Map() };
   const $ = (id) => document.getElementById(id);
 
   /* -- building elements ------------------------------------------------------------------ */
@@ -154,6 +154,7 @@
     try {
       const log = await readLog(file);
       load(log, file.name);
+      for (const [row, logFile] of page.runFiles) row.dataset.shown = String(logFile === file);
     } catch (error) {
       showError(`${file.name}: not an episode log this page can show: ${error.message}`);
     }
@@ -208,6 +209,7 @@
   }
 
   function renderRun(name, records, logs) {
+    page.runFiles = new Map();
     const head = el("tr", {}, ["key", "scenario", "condition", "focal", "episode", "turns", "end",
       "focal reward", "log"].map((h) => el("th", {}, h)));
     const rows = records.map((record) => {
@@ -224,12 +226,12 @@
         .map((value) => el("td", {}, value ?? "")),
       el("td", { className: "reward" }, number(focalReward)),
       el("td", {}, file
-        ? el("button", { type: "button", className: "open-episode", onclick: async () => {
-          await open(file);
-          for (const other of row.parentNode.children) other.dataset.shown = String(other === row);
-        } }, "open")
+        ? el("button", { type: "button", className: "open-episode", onclick: () => open(file) },
+          "open")
         : el("span", { className: "missing", title: `open ${fileName} with episodes.jsonl` },
           `${fileName} not opened`)));
+      row.dataset.shown = "false";
+      if (file) page.runFiles.set(row, file);
       return row;
     });
     $("run-episodes").replaceChildren(el("thead", {}, head), el("tbody", {}, rows));
