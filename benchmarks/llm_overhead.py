@@ -23,6 +23,14 @@ observation), each an ``LLMAgent`` with its own ``ChatClient``, decide on a
 ``ThreadPoolExecutor`` against a stub that takes ``--delay`` seconds per answer, sharing an
 ``EndpointGate(K)``; the turn's wall time is the median over ``--turns`` turns. The ideal is
 ``ceil(4 / K) * delay``; the peer is the same four decisions one after another in one thread.
+
+**Through the evaluation harness.** ``multiagent.evaluation.evaluate`` plays the ``commons``
+world's four seats (every one focal, 10-turn episodes) with an ``openai:`` player against a stub
+that answers at once, one request at a time (``llm_concurrency=1``). Its peer is the same run with
+a scripted player that sends one bare ``httpx`` POST of the same size per decision and then
+harvests: the difference per decision is what the harness adds beyond the HTTP round trip
+(prompt, validation, threads, records, logs). Then the same four LLM seats against a stub that
+takes ``--delay`` seconds: the wall time of a turn at K = 1, 2 and 4.
 """
 
 from __future__ import annotations
@@ -215,21 +223,106 @@ def median_seconds(run: Callable[[], None], times: int) -> float:
     return statistics.median(walls)
 
 
+EVAL_TURNS = 10
+_posting: dict[str, Any] = {}  # the scripted peer's client, URL and payload
+
+
+def post_and_harvest(turn: Any) -> dict[str, Any]:
+    """The scripted peer: one bare POST of an LLM-sized request, then a fixed harvest."""
+    _posting["http"].post(_posting["url"], json=_posting["payload"]).json()
+    return {"harvest": 10.0}
+
+
+def short_commons(folder: str) -> str:
+    """The commons world with one scenario, every seat focal for ``EVAL_TURNS`` turns."""
+    import yaml
+
+    from multiagent.worlds import world_path
+
+    data = yaml.safe_load(world_path("commons").read_text())
+    seats = [agent["name"] for agent in data["agents"]]
+    data["scenarios"] = {"all": {"focal": seats, "episode_length": EVAL_TURNS}}
+    path = f"{folder}/commons-short.yaml"
+    with open(path, "w", encoding="utf-8") as file:
+        yaml.safe_dump(data, file)
+    return path
+
+
+def through_the_harness(episodes: int, delay: float) -> None:
+    from multiagent.evaluation import evaluate
+
+    harvest = '{"harvest": 10}'
+    sent: list[dict[str, Any]] = []
+
+    def reply(request: dict[str, Any]) -> str:
+        if not sent:
+            sent.append(request)
+        return harvest
+
+    with tempfile.TemporaryDirectory() as folder, StubEndpoint(reply) as stub:
+        world = short_commons(folder)
+        llm = f"openai:stub-model?base_url={stub.base_url}&api_key_env=POLYARENA_BENCH_NO_KEY"
+
+        def run(focal: str, name: str, concurrency: int = 1) -> float:
+            start = time.perf_counter()
+            evaluate(world, focal=[focal], episodes=episodes, baselines=False,
+                     llm_concurrency=concurrency, out=f"{folder}/{name}",
+                     progress=False)  # fmt: skip
+            return time.perf_counter() - start
+
+        run(llm, "warm-up")
+        _posting.update(http=httpx.Client(), url=stub.base_url + "/chat/completions",
+                        payload=sent[0])  # fmt: skip
+        decisions = episodes * EVAL_TURNS * SEATS
+        scripted = run("scripted:benchmarks.llm_overhead:post_and_harvest", "peer") / decisions
+        harness = run(llm, "llm") / decisions
+        print(f"\n{decisions} decisions ({episodes} episodes of {EVAL_TURNS} turns, 4 seats):\n")
+        print("| player | ms per decision |")
+        print("|---|---:|")
+        print(f"| scripted: a bare httpx POST, then harvest | {1000 * scripted:.3f} |")
+        print(f"| openai: through LLMAgent | {1000 * harness:.3f} |")
+        print(f"\nThe harness adds {1000 * (harness - scripted):+.3f} ms per decision "
+              f"(target: at most {TARGET_OVERHEAD_MS:g} ms).")  # fmt: skip
+
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        StubEndpoint(harvest, delay_seconds=delay) as slow,
+    ):
+        world = short_commons(folder)
+        llm = f"openai:stub-model?base_url={slow.base_url}&api_key_env=POLYARENA_BENCH_NO_KEY"
+        print(
+            f"\nFour LLM seats against a stub taking {delay:g} s, one {EVAL_TURNS}-turn episode:\n"
+        )
+        print("| K | turn s | ideal s | ratio |")
+        print("|---:|---:|---:|---:|")
+        for limit in (1, 2, 4):
+            start = time.perf_counter()
+            evaluate(world, focal=[llm], episodes=1, baselines=False, llm_concurrency=limit,
+                     out=f"{folder}/k{limit}", progress=False)  # fmt: skip
+            turn = (time.perf_counter() - start) / EVAL_TURNS
+            ideal = math.ceil(SEATS / limit) * delay
+            print(f"| {limit} | {turn:.3f} | {ideal:.3f} | {turn / ideal:.2f}x |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="rounds of the per-decision part")
     parser.add_argument("--chunk", type=int, default=100, help="decisions per set-up a round")
     parser.add_argument("--turns", type=int, default=5, help="turns per set-up of the seats part")
     parser.add_argument("--delay", type=float, default=0.2, help="the slow stub's seconds a call")
+    parser.add_argument(
+        "--episodes", type=int, default=10, help="episodes of each harness run (10 turns each)"
+    )
     add_clock_argument(parser)  # the per-decision part only: a turn's wall time is the point
     args = parser.parse_args()
-    for name in ("rounds", "chunk", "turns"):
+    for name in ("rounds", "chunk", "turns", "episodes"):
         if getattr(args, name) < 1:
             parser.error(f"--{name}: must be at least 1")
     print(machine_line("httpx", "pydantic"))
     print(load_line())
     per_decision(args.rounds, args.chunk, args.clock)
     seats_of_a_turn(args.turns, args.delay)
+    through_the_harness(args.episodes, args.delay)
     print(load_line())
 
 

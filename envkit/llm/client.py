@@ -176,6 +176,10 @@ class ChatClient:
         cache: stores every answer and answers a request asked before (default: none). Requests
             are keyed within ``cache_scope`` (default ``""``), which the caller sets, e.g. one per
             episode and seat; identical requests in one scope replay in the order first answered.
+        http: an ``httpx.Client`` shared with other chat clients (thread-safe; its connections
+            are reused), which ``close`` leaves open; default: one of its own, opened at the
+            first request. Making an ``httpx.Client`` costs tens of milliseconds (its TLS
+            context), so a harness that makes players per episode shares one.
 
     Example:
         >>> local = LLMSettings(name="Alpha", model_name="llama3.1", base_url="http://localhost:11434/v1/")
@@ -192,6 +196,7 @@ class ChatClient:
         sleep: Callable[[float], None] = time.sleep,
         gate: EndpointGate | None = None,
         cache: ReplayCache | None = None,
+        http: httpx.Client | None = None,
     ) -> None:
         self.settings = settings
         self.url = settings.base_url.rstrip("/") + "/chat/completions"
@@ -201,7 +206,7 @@ class ChatClient:
         self.last_retries = 0
         self.last_from_cache = False
         self._sleep = sleep
-        self._http: httpx.Client | None = None
+        self._http, self._shared_http = http, http is not None
         self._asked: dict[str, int] = {}  # request digest -> identical requests asked before
 
     def complete(
@@ -276,13 +281,16 @@ class ChatClient:
 
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         if self._http is None:
-            self._http = httpx.Client(timeout=self.settings.timeout_seconds)
+            self._http = httpx.Client()
+        timeout = self.settings.timeout_seconds
         try:
             if self.gate is None:
-                response = self._http.post(self.url, json=payload, headers=headers)
+                response = self._http.post(self.url, json=payload, headers=headers, timeout=timeout)
             else:
                 with self.gate.hold(self.settings.base_url):
-                    response = self._http.post(self.url, json=payload, headers=headers)
+                    response = self._http.post(
+                        self.url, json=payload, headers=headers, timeout=timeout
+                    )
         except httpx.TimeoutException:
             raise ChatTimeout(
                 f"no reply from {self.url} within {self.settings.timeout_seconds:g} s"
@@ -303,8 +311,8 @@ class ChatClient:
         raise ChatError(message, status=status, body=body, reason=reason)
 
     def close(self) -> None:
-        """Close the HTTP connection (the next request opens a new one)."""
-        if self._http is not None:
+        """Close the HTTP connection (the next request opens a new one); a shared one stays."""
+        if self._http is not None and not self._shared_http:
             self._http.close()
             self._http = None
 

@@ -16,11 +16,16 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
+
+if TYPE_CHECKING:
+    import httpx
 
 from envkit.llm import ChatClient, EndpointGate, ReplayCache
 from multiagent.config import SimulationConfig
@@ -249,10 +254,12 @@ class EvalRun:
         store = EpisodeStore(out, self.config, fresh=fresh)
         tasks = episode_tasks(self.config, self.world)
         pending = [task for task in tasks if task.key not in store.done]
+        http = _lazy_http()
         make_player = _player_factory(
             self.folder,
             EndpointGate(llm_concurrency),
             None if replay_cache is None else ReplayCache(replay_cache),
+            http,
         )
         bar = tqdm(total=len(tasks), initial=len(tasks) - len(pending), desc="eval episodes",
                    unit="episode", file=sys.stderr, disable=not progress,
@@ -272,22 +279,44 @@ class EvalRun:
                 )
                 store.append(_with_log(outcome, store.logs))
                 bar.update()
+        http.close()
         result = score(self.config, store.records, world=self.world, prices=prices)
         _write_results(Path(out), result)
         return result
 
 
+class _lazy_http:
+    """One ``httpx.Client`` for every LLM player of a run, opened by the first that needs it."""
+
+    def __init__(self) -> None:
+        self._client: httpx.Client | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> httpx.Client:
+        with self._lock:
+            if self._client is None:
+                import httpx
+
+                self._client = httpx.Client()
+            return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+
 def _player_factory(
-    folder: Path | None, gate: EndpointGate, cache: ReplayCache | None
+    folder: Path | None, gate: EndpointGate, cache: ReplayCache | None, http: _lazy_http
 ) -> Callable[[str, SimulationConfig], WorldPlayer]:
-    """``make_world_player`` whose LLM players share the run's endpoint gate and replay cache."""
+    """``make_world_player`` whose LLM players share the run's endpoint gate, replay cache and
+    connections."""
 
     def make(spec: str, config: SimulationConfig) -> WorldPlayer:
         player = make_world_player(spec, config, folder=folder)
         if isinstance(player, LLMWorldPlayer):
             settings = player.agent.settings
             player.agent.client.close()
-            player.agent.client = ChatClient(settings, gate=gate, cache=cache)
+            player.agent.client = ChatClient(settings, gate=gate, cache=cache, http=http.get())
         return player
 
     return make
