@@ -40,7 +40,7 @@ none and sees none).
 
 The observation is the seat's ``ObservationEnvelope``: the config's observability applies, so
 targets the seat is unaware of are absent and the others are seen with noise. An action is
-checked against the world's Malli-lite signature (``action_signature``) before anything moves:
+checked against the world's Malli-lite signature (``world_signature``) before anything moves:
 quoted numbers are coerced (listed in ``metadata["coerced"]``), and a wrong action is a
 VALIDATION_ERROR (reason "invalid_action") whose message lists every issue as ``path: message``
 and whose ``errors`` list has each as ``{"loc": [...], "msg", "type"}``; the episode is left as
@@ -87,7 +87,7 @@ from multiagent.dto import ObservationEnvelope
 from multiagent.env import as_config
 from multiagent.players import WorldPlayerSpecError, check_world_player
 from multiagent.server_episodes import EpisodeTable, SeatResult, SharedEpisode
-from multiagent.signatures import action_signature
+from multiagent.signatures import world_signature
 
 __all__ = [
     "TURN_TIMEOUT_S",
@@ -315,7 +315,7 @@ class WorldAdapter:
             "action and returns its partial, noisy observation and reward."
         )
         self.version = _package_version()
-        self.signature: Schema = action_signature(self.config.actions)
+        self.signature: Schema = world_signature(self.config)
         self.action_model = _action_model(self.name, self.signature)
         self.observation_model = WorldObservation
         self.state_model = WorldEpisodeState
@@ -390,7 +390,7 @@ class WorldAdapter:
         if not checked.ok:
             raise InvalidActionError(checked.errors)
         try:
-            episode.world.decode_action(self._seat, checked.value)  # what the signature cannot say
+            episode.world.decode_turn(self._seat, checked.value)  # what the signature cannot say
         except ValueError as error:
             raise InvalidInputError(str(error), reason="invalid_action") from None
         result = episode.act(self._seat, self, checked.value, self.turn_timeout)

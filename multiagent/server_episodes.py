@@ -153,6 +153,7 @@ Forager_2; Forager_1's action was withdrawn, send it again to wait more
         self._holders: dict[str, object] = {}
         self._pending: dict[str, _Ticket] = {}
         self._feedback: dict[str, str | None] = {}
+        self._heard: dict[str, list[dict[str, Any]]] = {}  # messages delivered with the last step
         self._condition = threading.Condition()
 
     @classmethod
@@ -280,6 +281,7 @@ Forager_2; Forager_1's action was withdrawn, send it again to wait more
         self._observations, rewards, terminations, truncations, infos = self.env.step(actions)
         for seat in self._served:
             self._feedback[seat] = infos.get(seat, {}).get("action_error")
+        self._heard = {seat: list(info.get("messages", [])) for seat, info in infos.items()}
         envelopes = self._envelopes(list(self._pending))
         for seat, ticket in self._pending.items():
             ticket.result = SeatResult(
@@ -320,7 +322,10 @@ Forager_2; Forager_1's action was withdrawn, send it again to wait more
         assert state is not None
         plan = self.env.plan
         views = observe_all(state, plan, seed=self.world.seed_value, observers=seats)
-        return {seat: observation_envelope(seat, views[seat], plan) for seat in seats}
+        return {
+            seat: observation_envelope(seat, views[seat], plan, messages=self._heard.get(seat, ()))
+            for seat in seats
+        }
 
 
 class EpisodeTable:

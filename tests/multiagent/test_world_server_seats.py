@@ -500,3 +500,38 @@ def test_a_joiner_over_the_websocket_plays_with_a_creator_over_http(
             assert mine["envelope"]["observer"] == "Forager_1" and mine["turn"] == turn + 1
         ws.send_text(json.dumps({"type": "state"}))
         assert ws.receive_json()["data"]["turn"] == 3
+
+
+def test_clients_talk_and_whisper_and_hear_each_other_with_the_next_turn(
+    pool: ThreadPoolExecutor,
+) -> None:
+    app = create_world_app("commons", client_seeds=True)
+    creator = TestClient(app)
+    fields = {"agent": "Fisher_1", "open": ["Fisher_2"], "players": {"Fisher_3": "noop"}}
+    first = reset(creator, **fields, seed=3)
+    metadata = first["metadata"]
+    joiner, joined = join(app, metadata["episode_id"], "Fisher_2",
+                          metadata["seat_tokens"]["Fisher_2"])  # fmt: skip
+    assert joined.status_code == 200, joined.text
+    said = {
+        "Fisher_1": {"harvest": 5, "talk": "let us take five each"},
+        "Fisher_2": {"harvest": 5, "whisper": {"to": "Fisher_1", "text": "agreed"}},
+    }
+    sessions = {"Fisher_1": (creator, first["session_id"]),
+                "Fisher_2": (joiner, joined.json()["session_id"])}  # fmt: skip
+    futures = {seat: pool.submit(step, client, session, said[seat])
+               for seat, (client, session) in sessions.items()}  # fmt: skip
+    heard = {seat: future.result(timeout=60)["observation"]["envelope"]["messages"]
+             for seat, future in futures.items()}  # fmt: skip
+    assert heard["Fisher_1"] == [
+        {"turn": 0, "sender": "Fisher_2", "channel": "whisper", "text": "agreed"}
+    ]  # fmt: skip
+    assert [(m["sender"], m["channel"], m["text"]) for m in heard["Fisher_2"]] == [
+        ("Fisher_1", "talk", "let us take five each")
+    ]
+    too_long = step_reply(creator, first["session_id"], {"harvest": 5, "talk": "x" * 281})
+    assert too_long.status_code == 422 and "talk" in too_long.text
+
+
+def step_reply(client: TestClient, session_id: str, action: dict[str, Any]) -> Any:
+    return client.post("/step", json={"action": action, "session_id": session_id})
