@@ -104,15 +104,7 @@ class ObservationEnvelope(FrozenDTO):
     """Everything one observer sees on one turn: the unit handed to a policy or an LLM.
 
     Messages heard since the last turn come last, in a ``Messages`` block of ``to_text()``
-    (absent when there are none):
-
-        >>> heard = Message(turn=1, sender="B", channel="talk", text="hi")
-        >>> print(ObservationEnvelope(turn=2, observer="A", messages=[heard]).to_text())
-        Turn 2, observer A
-        Agents: none observed
-        Global state: not observed
-        Messages:
-        - turn 1, B (talk): hi
+    (absent when there are none).
 
     Example:
         >>> seen = AgentObservation(name="B", variables={"gold": 3}, level="external", noise=0)
@@ -121,6 +113,13 @@ class ObservationEnvelope(FrozenDTO):
         Agents:
         - B (external): {"gold": 3}
         Global state: not observed
+        >>> heard = Message(turn=1, sender="B", channel="talk", text="hi")
+        >>> print(ObservationEnvelope(turn=2, observer="A", messages=[heard]).to_text())
+        Turn 2, observer A
+        Agents: none observed
+        Global state: not observed
+        Messages:
+        - turn 1, B (talk): hi
     """
 
     turn: int = Field(ge=0, description="The turn the observation was made on")
