@@ -27,9 +27,10 @@ observation), each an ``LLMAgent`` with its own ``ChatClient``, decide on a
 **Through the evaluation harness.** ``multiagent.evaluation.evaluate`` plays the ``commons``
 world's four seats (every one focal, 10-turn episodes) with an ``openai:`` player against a stub
 that answers at once, one request at a time (``llm_concurrency=1``). Its peer is the same run with
-a scripted player that sends one bare ``httpx`` POST of the same size per decision and then
+a scripted player that sends one bare ``httpx`` POST of the same payload per decision and then
 harvests: the difference per decision is what the harness adds beyond the HTTP round trip
-(prompt, validation, threads, records, logs). Then the same four LLM seats against a stub that
+(prompt, validation, threads, records, logs). The two take turns, ``--rounds`` runs each of
+``--episodes`` episodes; medians. Then the same four LLM seats against a stub that
 takes ``--delay`` seconds: the wall time of a turn at K = 1, 2 and 4.
 """
 
@@ -248,7 +249,7 @@ def short_commons(folder: str) -> str:
     return path
 
 
-def through_the_harness(episodes: int, delay: float) -> None:
+def through_the_harness(episodes: int, rounds: int, delay: float) -> None:
     from multiagent.evaluation import evaluate
 
     harvest = '{"harvest": 10}'
@@ -262,26 +263,36 @@ def through_the_harness(episodes: int, delay: float) -> None:
     with tempfile.TemporaryDirectory() as folder, StubEndpoint(reply) as stub:
         world = short_commons(folder)
         llm = f"openai:stub-model?base_url={stub.base_url}&api_key_env=POLYARENA_BENCH_NO_KEY"
+        peer = "scripted:benchmarks.llm_overhead:post_and_harvest"
+        decisions = episodes * EVAL_TURNS * SEATS
+        runs = iter(range(10**6))
 
-        def run(focal: str, name: str, concurrency: int = 1) -> float:
-            start = time.perf_counter()
+        def run(focal: str) -> tuple[float, float]:
+            """Wall and CPU seconds per decision of one run."""
+            wall, cpu = time.perf_counter(), time.process_time()
             evaluate(world, focal=[focal], episodes=episodes, baselines=False,
-                     llm_concurrency=concurrency, out=f"{folder}/{name}",
-                     progress=False)  # fmt: skip
-            return time.perf_counter() - start
+                     llm_concurrency=1, out=f"{folder}/{next(runs)}", progress=False)  # fmt: skip
+            return (time.perf_counter() - wall) / decisions, (time.process_time() - cpu) / decisions
 
-        run(llm, "warm-up")
+        run(llm)  # warm-up; the first request is the peer's payload
         _posting.update(http=httpx.Client(), url=stub.base_url + "/chat/completions",
                         payload=sent[0])  # fmt: skip
-        decisions = episodes * EVAL_TURNS * SEATS
-        scripted = run("scripted:benchmarks.llm_overhead:post_and_harvest", "peer") / decisions
-        harness = run(llm, "llm") / decisions
-        print(f"\n{decisions} decisions ({episodes} episodes of {EVAL_TURNS} turns, 4 seats):\n")
-        print("| player | ms per decision |")
-        print("|---|---:|")
-        print(f"| scripted: a bare httpx POST, then harvest | {1000 * scripted:.3f} |")
-        print(f"| openai: through LLMAgent | {1000 * harness:.3f} |")
-        print(f"\nThe harness adds {1000 * (harness - scripted):+.3f} ms per decision "
+        times: dict[str, list[tuple[float, float]]] = {peer: [], llm: []}
+        for _ in range(rounds):
+            for focal in (peer, llm):
+                times[focal].append(run(focal))
+        medians = {focal: [statistics.median(t[i] for t in timed) for i in (0, 1)]
+                   for focal, timed in times.items()}  # fmt: skip
+        print(f"\n{decisions} decisions a run ({episodes} episodes of {EVAL_TURNS} turns, "
+              f"4 seats), {rounds} runs each, taking turns; medians:\n")  # fmt: skip
+        print("| player | wall ms per decision | CPU ms per decision |")
+        print("|---|---:|---:|")
+        names = {peer: "scripted: a bare httpx POST, then harvest", llm: "openai: through LLMAgent"}
+        for focal, (wall, cpu) in medians.items():
+            print(f"| {names[focal]} | {1000 * wall:.3f} | {1000 * cpu:.3f} |")
+        (peer_wall, peer_cpu), (llm_wall, llm_cpu) = medians[peer], medians[llm]
+        print(f"\nThe harness adds {1000 * (llm_wall - peer_wall):+.3f} ms (wall), "
+              f"{1000 * (llm_cpu - peer_cpu):+.3f} ms (CPU) per decision "
               f"(target: at most {TARGET_OVERHEAD_MS:g} ms).")  # fmt: skip
 
     with (
@@ -322,7 +333,7 @@ def main() -> None:
     print(load_line())
     per_decision(args.rounds, args.chunk, args.clock)
     seats_of_a_turn(args.turns, args.delay)
-    through_the_harness(args.episodes, args.delay)
+    through_the_harness(args.episodes, args.rounds, args.delay)
     print(load_line())
 
 

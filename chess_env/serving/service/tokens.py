@@ -9,20 +9,21 @@
 - ``SeatDigests``: what the service keeps of them: their SHA-256, enough to tell whose a token is
   and saved with the game so that its players can go on after a restart, useless to whoever reads
   them (a token's 256 random bits cannot be found back from its digest).
-- ``same_secret(given, secret)``: the comparison, in constant time (``hmac.compare_digest``).
+- ``same_secret(given, secret)``: the comparison, in constant time (``hmac.compare_digest``);
+  it, ``digest`` and ``TOKEN_BYTES`` are ``envkit.server.secret_tokens``'s, shared with the
+  world server's seats.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import secrets
 from collections.abc import Collection
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from chess_env.core.game import Color
+from envkit.server.secret_tokens import TOKEN_BYTES, new_token, same_secret
+from envkit.server.secret_tokens import token_digest as digest
 
 __all__ = [
     "SEAT_TOKEN_HEADER",
@@ -35,13 +36,7 @@ __all__ = [
 ]
 
 SEAT_TOKEN_HEADER = "X-Seat-Token"
-TOKEN_BYTES = 32  # at least 16 (128 bits) is the bar; 32 costs nothing
 Holder = Literal["white", "black", "creator"]
-
-
-def same_secret(given: str, secret: str) -> bool:
-    """Whether ``given`` is ``secret``, in time independent of where they differ."""
-    return hmac.compare_digest(given.encode(), secret.encode())
 
 
 class SeatTokens(BaseModel):
@@ -73,8 +68,8 @@ class SeatTokens(BaseModel):
     @classmethod
     def new(cls, remote: Collection[Color]) -> SeatTokens:
         """Fresh tokens for the ``remote`` sides and the creator."""
-        white, black = (secrets.token_urlsafe(TOKEN_BYTES) if c in remote else None for c in _SIDES)
-        return cls(white=white, black=black, creator=secrets.token_urlsafe(TOKEN_BYTES))
+        white, black = (new_token() if c in remote else None for c in _SIDES)
+        return cls(white=white, black=black, creator=new_token())
 
     def holder(self, token: str) -> Holder | None:
         """Whose ``token`` is: a side's, the creator's or nobody's. Every secret is compared,
@@ -109,12 +104,6 @@ class SeatDigests(BaseModel):
     def holder(self, token: str) -> Holder | None:
         """Whose ``token`` is; every digest is compared, as ``SeatTokens.holder`` does."""
         return _whose(digest(token), self.white, self.black, self.creator)
-
-
-def digest(token: str) -> str:
-    """The SHA-256 of ``token``, in hex (a token is random enough that no salt or slow hash is
-    needed to keep it from being found back)."""
-    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _whose(given: str, white: str | None, black: str | None, creator: str) -> Holder | None:

@@ -27,6 +27,7 @@ from chess_env.__main__ import main
 from chess_env.serving.app import SERVICE_PATH, create_chess_app
 from chess_env.serving.service import ChessService, SeatTokens, create_chess_service_app
 from chess_env.serving.service import tokens as service_tokens
+from envkit.server import secret_tokens
 
 sys.path.insert(0, str(Path(__file__).parents[3] / "support"))
 from live_server import live_server
@@ -82,7 +83,7 @@ def test_tokens_are_compared_with_hmac_compare_digest(monkeypatch: pytest.Monkey
         return compare(given, secret)
 
     tokens = SeatTokens.new(remote=["white", "black"])
-    monkeypatch.setattr(service_tokens.hmac, "compare_digest", spy)
+    monkeypatch.setattr(secret_tokens.hmac, "compare_digest", spy)
     assert tokens.holder(str(tokens.black)) == "black"
     assert len(calls) == 3  # every secret compared, whichever matched
     assert service_tokens.TOKEN_BYTES >= 16
