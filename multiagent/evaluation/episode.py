@@ -100,7 +100,8 @@ def play_task(
 ) -> EpisodeOutcome:
     """Play ``task`` with ``seats`` filled by ``make_player(spec, config)``; players are closed
     when the episode ends."""
-    config = condition_config(world, task.observability, task.noise_scale)
+    focal = [seat for seat, plan in seats.items() if plan.focal]
+    config = condition_config(world, task.observability, task.noise_scale, focal=focal)
     roles = {agent.name: agent.type for agent in config.agents}
     players = {name: make_player(plan.spec, config) for name, plan in seats.items()}
     try:
