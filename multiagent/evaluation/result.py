@@ -95,11 +95,12 @@ class Estimate(FrozenDTO):
 
     @classmethod
     def of(cls, interval: Interval) -> Estimate:
-        """The DTO of an ``envkit.stats.Interval``."""
+        """The DTO of an ``envkit.stats.Interval`` (a negative zero, e.g. random's normalised
+        score, reads as 0)."""
         return cls(
-            estimate=interval.estimate,
-            low=interval.low,
-            high=interval.high,
+            estimate=interval.estimate + 0.0,
+            low=interval.low + 0.0,
+            high=interval.high + 0.0,
             confidence=interval.confidence,
             n=interval.n,
         )
