@@ -2,7 +2,8 @@
 
 Each turn every live seat's player gets a ``SeatTurn`` (its observation under the chosen
 observability, its ``ObservationEnvelope``, its action space and why its previous action was
-refused) and returns an action; the world steps on all of them at once. Players that call an
+refused, and the messages it heard) and returns an action; the world steps on all of them at
+once. Players that call an
 endpoint (``calls_endpoint``) are asked concurrently, one thread each; the others in seat order.
 A refused action (``infos[agent]["action_error"]``) is counted and becomes the seat's feedback
 next turn.
@@ -24,12 +25,13 @@ from pydantic import Field
 
 from envkit.dto import FrozenDTO
 from multiagent.config import SimulationConfig
+from multiagent.dto import Message
 from multiagent.env import WorldEnv, as_config
 from multiagent.observability import ObservabilityPlan, observe_all
 from multiagent.players.base import SeatTurn, WorldPlayer
 from multiagent.wrappers import ObservabilityWrapper, observation_envelope
 
-__all__ = ["EpisodeOutcome", "Observability", "play_episode", "seat_seed"]
+__all__ = ["EpisodeOutcome", "Observability", "play_episode", "seat_seed", "seat_turns"]
 
 Observability = Literal["configured", "full"]
 
@@ -105,11 +107,12 @@ def play_episode(
     returns = dict.fromkeys(config.agent_names, 0.0)
     invalid = dict.fromkeys(config.agent_names, 0)
     feedback: dict[str, str | None] = {}
+    heard: dict[str, list[dict[str, Any]]] = {}
     limit = config.simulation.max_turns if max_turns is None else max_turns
     length, truncated = 0, False
     with ThreadPoolExecutor(max_workers=len(players)) as pool:
         while env.agents and length < limit:
-            turns = _seat_turns(world, env, plan, observations, feedback)
+            turns = seat_turns(world, plan, list(env.agents), observations, feedback, heard)
             actions = _actions(players, turns, pool)
             observations, rewards, _, truncations, infos = env.step(actions)
             length += 1
@@ -118,6 +121,7 @@ def play_episode(
                 error = infos.get(agent, {}).get("action_error")
                 feedback[agent] = error
                 invalid[agent] += error is not None
+            heard = {agent: list(info.get("messages", [])) for agent, info in infos.items()}
             truncated = truncated or any(truncations.values())
     return EpisodeOutcome(
         seed=seed,
@@ -139,25 +143,28 @@ def _check_seats(config: SimulationConfig, players: Mapping[str, WorldPlayer]) -
         )
 
 
-def _seat_turns(
+def seat_turns(
     world: WorldEnv,
-    env: Any,
     plan: ObservabilityPlan,
+    agents: list[str],
     observations: Mapping[str, Any],
     feedback: Mapping[str, str | None],
+    heard: Mapping[str, list[dict[str, Any]]],
 ) -> dict[str, SeatTurn]:
-    """Every live seat's ``SeatTurn``, its envelope built from the same plan and seed as its
-    observation."""
+    """The ``SeatTurn`` of each of ``agents``: its envelope built from the same plan and seed as
+    its observation, with the messages it heard (``infos[agent]["messages"]`` of the last step)
+    and why its last action was refused."""
     state = world.world
     assert state is not None  # reset() has run
-    agents = list(env.agents)
     views = observe_all(state, plan, seed=world.seed_value, observers=agents)
     return {
         agent: SeatTurn(
             agent=agent,
             turn=state.turn,
             observation=observations[agent],
-            envelope=observation_envelope(agent, views[agent], plan),
+            envelope=observation_envelope(
+                agent, views[agent], plan, [Message(**m) for m in heard.get(agent, ())]
+            ),
             action_space=world.action_space(agent),
             feedback=feedback.get(agent),
         )

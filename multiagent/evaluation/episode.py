@@ -23,23 +23,20 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
-
-import numpy as np
 
 from envkit.llm import ChatError
 from multiagent.config import SimulationConfig
-from multiagent.dto import ObservationEnvelope
 from multiagent.env import WorldEnv
 from multiagent.evaluation.conditions import condition_config
 from multiagent.evaluation.records import EpisodeRecord, SeatRecord
 from multiagent.evaluation.schedule import EpisodeTask
 from multiagent.leaks import find_leaks
-from multiagent.observability import observe_all
-from multiagent.players import SeatTurn, WorldPlayer, fallback_action
+from multiagent.play import seat_seed, seat_turns
+from multiagent.players import WorldPlayer, fallback_action
 from multiagent.recording import EpisodeLog
 from multiagent.wrappers import ObservabilityWrapper, RecordEpisode
-from multiagent.wrappers.text import observation_envelope
 
 __all__ = ["EpisodeOutcome", "SeatPlan", "play_task"]
 
@@ -138,8 +135,9 @@ class _Episode:
         start_wall, start_cpu = time.perf_counter(), time.process_time()
         observations, _ = self.env.reset(seed=self.task.seed)
         for index, seat in enumerate(self.seats.values()):
-            seed = int(np.random.SeedSequence([self.task.seed, index]).generate_state(1)[0])
-            seat.player.reset(seed, scope=f"{self.task.key}/{seat.name}")
+            seat.player.reset(
+                seat_seed(self.task.seed, index), scope=f"{self.task.key}/{seat.name}"
+            )
         heard: dict[str, list[dict[str, Any]]] = {}
         terminated = collapsed = False
         turns = 0
@@ -194,7 +192,10 @@ class _Episode:
         observations: Mapping[str, Any],
         heard: Mapping[str, list[dict[str, Any]]],
     ) -> dict[str, Any]:
-        envelopes = self._envelopes(live, heard)
+        feedback = {name: seat.feedback for name, seat in self.seats.items()}
+        asking = [name for name in live if self.seats[name].stopped is None]
+        turns = seat_turns(self.world_env, self.observed.plan, asking, observations, feedback,
+                           heard)  # fmt: skip
         turn = self.world_env.world.turn if self.world_env.world is not None else 0
         actions: dict[str, Any] = {}
         asked: dict[str, Future[dict[str, Any]]] = {}
@@ -204,21 +205,11 @@ class _Episode:
                 seat.fallbacks += 1
                 actions[name] = self.fallback
                 continue
-            seat_turn = SeatTurn(
-                agent=name,
-                turn=turn,
-                observation=observations[name],
-                envelope=envelopes[name],
-                action_space=self.world_env.action_space(name),
-                feedback=seat.feedback,
-            )
             seat.decisions += 1
             if seat.player.calls_endpoint and self.pool is not None:
-                asked[name] = self.pool.submit(seat.player.act, seat_turn)
+                asked[name] = self.pool.submit(seat.player.act, turns[name])
             else:
-                actions[name] = self._decided(
-                    seat, turn, lambda t=seat_turn, s=seat: s.player.act(t)
-                )
+                actions[name] = self._decided(seat, turn, partial(seat.player.act, turns[name]))
         for name, future in asked.items():
             actions[name] = self._decided(self.seats[name], turn, future.result)
         return {name: actions[name] for name in live}
@@ -252,18 +243,6 @@ class _Episode:
             for kind in step.error_kinds:
                 seat.reasons[kind] += 1
         seat.steps_seen = len(steps)
-
-    def _envelopes(
-        self, live: list[str], heard: Mapping[str, list[dict[str, Any]]]
-    ) -> dict[str, ObservationEnvelope]:
-        world = self.world_env.world
-        assert world is not None
-        plan = self.observed.plan
-        views = observe_all(world, plan, seed=self.world_env.seed_value, observers=live)
-        return {
-            name: observation_envelope(name, views[name], plan, messages=heard.get(name, ()))
-            for name in live
-        }
 
     def _tally(self, seat: _Seat, reward: float, info: Mapping[str, Any]) -> None:
         seat.reward += reward

@@ -153,7 +153,7 @@ class EvalRun:
         baselines: bool,
     ) -> EvalRun:
         """The run, every name and spec checked before anything is played (``ValueError``)."""
-        world_config = as_config(world)
+        world_config = as_config(os.fspath(world))
         path = Path(world)
         folder = path.resolve().parent if path.exists() else None
         world_hash = world_config.config_hash
@@ -184,7 +184,7 @@ class EvalRun:
             background_set=background_set,
             episodes=episodes,
             seed=seed,
-            observability=list(observability),  # type: ignore[arg-type]
+            observability=list(observability),
             noise_scales=list(noise_scales),
             error_allowance=error_allowance,
         )
