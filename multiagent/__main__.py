@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from envkit.cli import add_server_arguments, server_settings
+from envkit.cli import add_server_arguments, positive, server_settings
 from envkit.command_line import (
     EXIT_OK,
     EXIT_USAGE,
@@ -77,6 +77,14 @@ def main(argv: list[str] | None = None) -> int:
         "since a client who knew it could replay the episode offline and see what its seat "
         "may not (the other agents' hidden variables, the values behind the noise)",
     )
+    serve.add_argument(
+        "--turn-timeout",
+        type=positive(float),
+        metavar="SECONDS",
+        help="in an episode several clients play, how long a step waits for the other client "
+        "seats' actions before it is refused with 409 turn_timeout (default: 30, the server "
+        "module's TURN_TIMEOUT_S)",
+    )
     add_debug_flag(serve)
     validate = _add_validate(commands)
     run = add_run_parser(commands)
@@ -114,6 +122,7 @@ def _serve(args: argparse.Namespace, settings: dict[str, Any]) -> int:
         args.port,
         client_seeds=args.allow_client_seeds,
         idle_timeout=args.idle_timeout,
+        **({} if args.turn_timeout is None else {"turn_timeout": args.turn_timeout}),
         **settings,
     )
     return EXIT_OK

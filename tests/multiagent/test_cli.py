@@ -171,3 +171,14 @@ def test_validate_as_a_module_exits_0() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("forage: world 'forage' is valid\n")
+
+
+@pytest.mark.parametrize(("flags", "expected"), [([], None), (["--turn-timeout", "4.5"], 4.5)])
+def test_serve_passes_the_turn_timeout_only_when_given(
+    monkeypatch: pytest.MonkeyPatch, flags: list[str], expected: float | None
+) -> None:
+    pytest.importorskip("fastapi")
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr("multiagent.server.serve", lambda *args, **kwargs: seen.update(kwargs))
+    assert main(["serve", "--world", "forage", *flags]) == 0
+    assert seen.get("turn_timeout") == expected
