@@ -155,4 +155,3 @@ def _prepare(args: argparse.Namespace, anchors: list[str] | None) -> Tournament:
         prior_draws=args.prior_draws,
         progress=not args.quiet,
     )
-
