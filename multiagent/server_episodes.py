@@ -36,7 +36,7 @@ from envkit.server.errors import (
 )
 from envkit.server.secret_tokens import new_token, same_secret, token_digest
 from multiagent.config import SimulationConfig
-from multiagent.dto import ObservationEnvelope
+from multiagent.dto import Message, ObservationEnvelope
 from multiagent.env import WorldEnv
 from multiagent.observability import observe_all
 from multiagent.play import seat_seed
@@ -323,7 +323,9 @@ Forager_2; Forager_1's action was withdrawn, send it again to wait more
         plan = self.env.plan
         views = observe_all(state, plan, seed=self.world.seed_value, observers=seats)
         return {
-            seat: observation_envelope(seat, views[seat], plan, messages=self._heard.get(seat, ()))
+            seat: observation_envelope(
+                seat, views[seat], plan, [Message(**m) for m in self._heard.get(seat, ())]
+            )
             for seat in seats
         }
 
