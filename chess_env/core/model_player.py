@@ -8,15 +8,12 @@ loader too, so a model loads the same way wherever it is named.
 from __future__ import annotations
 
 import os
-import zipfile
-from pathlib import Path
 from typing import Any
 
 from chess_env.errors import PlayerSpecError
+from envkit.sb3_models import load_sb3_model as envkit_load_sb3_model
 
 __all__ = ["MissingModelError", "load_sb3_model"]
-
-TRAIN_EXTRA = "pip install 'polyarena[train]'"
 
 
 class MissingModelError(PlayerSpecError, FileNotFoundError):
@@ -36,26 +33,7 @@ def load_sb3_model(path: str | os.PathLike[str], device: str = "cpu") -> Any:
         ...
         chess_env.core.model_player.MissingModelError: no saved model at 'runs/nowhere/model.zip'
     """
-    file = next((Path(f) for f in (path, f"{os.fspath(path)}.zip") if Path(f).is_file()), None)
-    if file is None:
-        raise MissingModelError(f"no saved model at {os.fspath(path)!r}")
-    if not zipfile.is_zipfile(file):
-        raise PlayerSpecError(f"{os.fspath(file)!r} is not a saved model: SB3 saves a .zip archive")
-    try:
-        import torch
-        from sb3_contrib import MaskablePPO
-        from stable_baselines3 import PPO
-    except ImportError as error:
-        raise PlayerSpecError(
-            f"a saved model needs Stable-Baselines3 ({error.name} is missing): {TRAIN_EXTRA}"
-        ) from None
-    torch.set_num_threads(1)  # a small network answers faster on one thread than on several
-    errors = []
-    for algorithm in (MaskablePPO, PPO):
-        try:
-            return algorithm.load(file, device=device)
-        except (KeyError, TypeError, ValueError, AttributeError, RuntimeError, OSError) as error:
-            errors.append(f"{algorithm.__name__}: {error}")
-    raise PlayerSpecError(
-        f"{os.fspath(file)!r} is not a saved PPO or MaskablePPO model ({'; '.join(errors)})"
-    )
+    return envkit_load_sb3_model(
+        path, device=device, missing=MissingModelError, invalid=PlayerSpecError,
+        require_contrib=True,
+    )  # fmt: skip

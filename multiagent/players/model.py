@@ -17,18 +17,15 @@ named.
 from __future__ import annotations
 
 import os
-import zipfile
-from pathlib import Path
 from typing import Any
 
+from envkit.sb3_models import load_sb3_model
 from multiagent.config import SimulationConfig
 from multiagent.players.base import SeatTurn, WorldPlayer, WorldPlayerSpecError
 from multiagent.spaces import from_space_value
 from multiagent.variables import VariableDefinition
 
 __all__ = ["ModelPlayer", "load_world_model"]
-
-TRAIN_EXTRA = "pip install 'polyarena[train]'"
 
 
 def load_world_model(path: str | os.PathLike[str]) -> Any:
@@ -43,36 +40,7 @@ def load_world_model(path: str | os.PathLike[str]) -> Any:
         ...
         FileNotFoundError: no saved model at 'runs/nowhere/model.zip'
     """
-    candidates = (Path(path), Path(f"{os.fspath(path)}.zip"))
-    file = next((candidate for candidate in candidates if candidate.is_file()), None)
-    if file is None:
-        raise FileNotFoundError(f"no saved model at {os.fspath(path)!r}")
-    if not zipfile.is_zipfile(file):
-        raise WorldPlayerSpecError(f"{os.fspath(file)!r} is not a saved model: SB3 saves a .zip")
-    try:
-        import torch
-        from stable_baselines3 import PPO
-    except ImportError as error:
-        raise WorldPlayerSpecError(
-            f"a saved model needs Stable-Baselines3 ({error.name} is missing): {TRAIN_EXTRA}"
-        ) from None
-    torch.set_num_threads(1)  # a small network answers faster on one thread than on several
-    algorithms: list[Any] = [PPO]
-    try:
-        from sb3_contrib import MaskablePPO
-
-        algorithms.insert(0, MaskablePPO)
-    except ImportError:
-        pass  # sb3-contrib is optional here: world models are plain PPO unless masked
-    errors = []
-    for algorithm in algorithms:
-        try:
-            return algorithm.load(file, device="cpu")
-        except (KeyError, TypeError, ValueError, AttributeError, RuntimeError, OSError) as error:
-            errors.append(f"{algorithm.__name__}: {error}")
-    raise WorldPlayerSpecError(
-        f"{os.fspath(file)!r} is not a saved PPO model ({'; '.join(errors)})"
-    )
+    return load_sb3_model(path, missing=FileNotFoundError, invalid=WorldPlayerSpecError)
 
 
 class ModelPlayer(WorldPlayer):
