@@ -336,3 +336,30 @@ def test_the_cli_prints_the_leaderboard_and_refuses_a_changed_rerun(tmp_path: Pa
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 2 and "changed: episodes" in stderr
     assert os.path.exists(tmp_path / "run" / "leaderboard.html")
+
+
+def test_max_cost_stops_starting_episodes_once_passed(tmp_path: Path) -> None:
+    script = [WithUsage(UP, 500_000, 500_000)] * 8  # 1 USD a decision at 1/1 per million
+    with ChatServer(script) as server:
+        result = evaluate(forage_world(tmp_path, episode_length=2), focal=[llm(server)],
+                          episodes=4, baselines=False, prices={"test-model": (1.0, 1.0)},
+                          max_cost=1.5, out=tmp_path / "run", progress=False)  # fmt: skip
+    assert len(records(tmp_path / "run")) == 1  # 2 USD after the first episode: no second
+    (card,) = [card for card in result.players if card.focal]
+    assert card.cost_usd == pytest.approx(2.0)
+
+
+def test_held_out_sets_and_background_overrides_fill_the_background_seats(
+    tmp_path: Path,
+) -> None:
+    world = forage_world(tmp_path, held_out={"walkers": {"forager": "random"}}, episode_length=2)
+    evaluate(world, focal=["noop"], episodes=1, background_set="walkers", baselines=False,
+             out=tmp_path / "held", progress=False)  # fmt: skip
+    evaluate(world, focal=["noop"], episodes=1, background={"Forager_3": "random"},
+             baselines=False, out=tmp_path / "override", progress=False)  # fmt: skip
+    held, override = records(tmp_path / "held")[0], records(tmp_path / "override")[0]
+    assert held.background_set == "walkers"
+    assert {s.seat: s.player for s in held.seats} == {
+        "Forager_1": "noop", "Forager_2": "random", "Forager_3": "random"}  # fmt: skip
+    assert {s.seat: s.player for s in override.seats} == {
+        "Forager_1": "noop", "Forager_2": "noop", "Forager_3": "random"}  # fmt: skip
