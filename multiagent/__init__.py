@@ -8,7 +8,11 @@
   ``multiagent.wrappers`` add observability, noise, SB3 flattening, a single-agent view, text.
 - ``multiagent.spaces.space_for``: Gymnasium spaces generated from definitions.
 - ``multiagent.observability.construct_observation``: one observer's filtered, noisy view.
-- ``multiagent.worlds.load_world(name)``: the built-in worlds ("trade", "forage").
+- ``multiagent.worlds.load_world(name)``: the built-in worlds ("trade", "forage", "commons").
+- ``multiagent.players``: any player in any seat (``random``, ``noop``, ``scripted:``,
+  ``model:``, ``openai:``, your own); ``multiagent.play.play_episode`` plays one episode.
+- ``multiagent.evaluation.evaluate``: scenarios played by the players under test, scored with
+  intervals (``python -m multiagent eval``).
 """
 
 from multiagent.config import ObservabilityLevel, SimulationConfig, load_config
