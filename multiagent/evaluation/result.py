@@ -541,7 +541,8 @@ def _normalised(
 
 def _normalised_score(focal: np.ndarray, random: np.ndarray, strong: np.ndarray) -> np.ndarray:
     random_mean = random.mean(-1)
-    return (focal.mean(-1) - random_mean) / (strong.mean(-1) - random_mean)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a tie is refused by its caller
+        return (focal.mean(-1) - random_mean) / (strong.mean(-1) - random_mean)
 
 
 def _paired(

@@ -302,3 +302,18 @@ def test_no_episodes_gives_an_empty_result(build):
     assert result.ratings is None and result.reference_condition is None
     assert math.isclose(result.totals.cpu_seconds, 0.0)
     assert np.isfinite(result.confidence)
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_a_baseline_that_ties_random_on_some_resamples_gives_none_quietly(build):
+    # strong beats random on seed 0 and ties it on seed 1: some resamples divide by zero
+    episodes = [
+        build.episode(build.focal, 0, (3, 3, 0)),
+        build.episode(build.focal, 1, (3, 3, 0)),
+        build.episode("random", 0, (1, 1, 0)),
+        build.episode("random", 1, (1, 1, 0)),
+        build.episode(build.strong, 0, (5, 5, 0)),
+        build.episode(build.strong, 1, (1, 1, 0)),
+    ]
+    scored = group(score(build.config(), episodes, world=build.world(), bootstrap=200), build.focal)
+    assert scored.normalised is None and scored.note
