@@ -9,8 +9,9 @@ PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 .PHONY: test test-browser test-distributed demo bench peer-llm-sim docs lint format clean
 
 # compat (OpenEnv, ~300 MB with gradio): its clients test the server, its server is a bench peer.
+# llm-rl (TRL, transformers, datasets, accelerate): the GRPO tests train a tiny model for real.
 # The browser tests have their own target: they need Debian's chromium.
-test: $(VENV)/.extras-train,server,dev,compat
+test: $(VENV)/.extras-train,server,dev,compat,llm-rl
 	$(BIN)/python -m pytest -q -n 2 --ignore=tests/browser
 
 # The viewer in a real headless browser: Debian's chromium and chromium-driver (installed here
@@ -73,7 +74,7 @@ docs: $(VENV)/.extras-docs
 	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(BIN)/python -m mkdocs build --strict --quiet
 
 # ruff, and mypy over the four packages (its settings are pyproject.toml's [tool.mypy]).
-lint: $(VENV)/.extras-train,server,dev,compat
+lint: $(VENV)/.extras-train,server,dev,compat,llm-rl
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy chess_env multiagent envkit training
