@@ -18,6 +18,9 @@ Specs are ``KIND[:ARGUMENT][?KEY=VALUE&...]``:
   timeout, tool_calling, retries, temperature, endpoint_retries; defaults from
   ``$OPENAI_BASE_URL``) shown the prompt condition of prompt, board, legal and history
   (``openai:MODEL?prompt=game_arena``; see ``chess_env.text.prompt_conditions``)
+- ``hf:PATH``: a local transformers checkpoint (a trained one) through the text env and its chat
+  template, greedy by default (keys: temperature, max_tokens, retries, seed and the prompt
+  condition's); needs the ``llm-rl`` extra
 - ``human``: a person typing moves at this terminal
 - a name given to ``register_player``
 
@@ -163,6 +166,15 @@ def _make_openai(spec: PlayerSpec) -> Opponent:
     return opponent
 
 
+def _check_hf(spec: PlayerSpec) -> None:
+    _llm_players().hf_settings(spec)
+
+
+def _make_hf(spec: PlayerSpec) -> Opponent:
+    opponent: Opponent = _llm_players().hf_opponent(spec)
+    return opponent
+
+
 def _make_human(spec: PlayerSpec) -> Opponent:
     from chess_env.core.human import HumanPlayer
 
@@ -194,6 +206,12 @@ _BUILT_IN: dict[str, _Kind] = {
         "&endpoint_retries=&prompt=&board=&legal=&history=]",
         _make_openai,
         _check_openai,
+        served=False,
+    ),
+    "hf": _Kind(
+        "hf:PATH[?temperature=&max_tokens=&retries=&seed=&prompt=&board=&legal=&history=]",
+        _make_hf,
+        _check_hf,
         served=False,
     ),
     "human": _Kind("human", _make_human, _check_nothing, served=False),

@@ -40,11 +40,14 @@ from envkit.ports import PolicyBackend
 
 __all__ = [
     "CHESS_SYSTEM_PROMPT",
+    "HF_OPTIONS",
     "MOVE_SIGNATURE",
     "REASONING_EXCERPT_CHARS",
     "ChessLLMAgent",
     "MoveDecision",
     "TextBackendOpponent",
+    "hf_opponent",
+    "hf_settings",
     "llm_agent",
     "llm_condition",
     "llm_opponent",
@@ -134,6 +137,51 @@ def llm_opponent(spec: PlayerSpec) -> TextBackendOpponent:
     """``spec``'s LLM as a board player."""
     _, retries = llm_settings(spec)
     agent = llm_agent(spec)
+    return TextBackendOpponent(agent, retries=retries, condition=agent.condition)
+
+
+HF_OPTIONS = ("temperature", "max_tokens", "retries", "seed", *PROMPT_OPTIONS)
+"""The options of ``hf:PATH``: sampling (``temperature``, default 0: greedy), ``max_tokens`` (new
+tokens per answer, default 32), ``retries`` after an illegal move, ``seed`` and the prompt
+condition's keys."""
+
+
+def hf_settings(spec: PlayerSpec) -> tuple[LLMSettings, int, int]:
+    """The settings, move retries and seed of ``hf:PATH``; every option checked.
+
+    Example:
+        >>> from chess_env.core.players import parse_player
+        >>> settings, retries, seed = hf_settings(parse_player("hf:runs/grpo/checkpoint-9?seed=3"))
+        >>> settings.model_name, settings.temperature, settings.max_tokens, retries, seed
+        ('runs/grpo/checkpoint-9', 0.0, 32, 1, 3)
+    """
+    spec.reject_extras(argument=True, keys=HF_OPTIONS)
+    if not spec.argument:
+        raise spec.error("expected hf:PATH, a local checkpoint's folder")
+    llm_condition(spec)
+    retries, seed = spec.integer("retries", 0, 10), spec.integer("seed", 0, 2**32 - 1)
+    settings = LLMSettings(
+        name=spec.argument[-50:],
+        model_name=spec.argument,
+        system_prompt=CHESS_SYSTEM_PROMPT,
+        temperature=spec.number("temperature", -1e-9, 2.0) or 0.0,
+        max_tokens=spec.integer("max_tokens", 1, 4096) or 32,
+    )
+    return settings, 1 if retries is None else retries, seed or 0
+
+
+def hf_opponent(spec: PlayerSpec) -> TextBackendOpponent:
+    """A local transformers checkpoint (``hf:PATH``) as a board player, through the text env
+    and its chat template (``envkit.llm.local.LocalChatClient``)."""
+    from envkit.llm.local import LocalChatClient
+
+    settings, retries, seed = hf_settings(spec)
+    assert spec.argument is not None  # hf_settings refused a missing path
+    try:
+        client = LocalChatClient(spec.argument, settings, seed=seed)
+    except (OSError, ValueError) as error:
+        raise spec.error(f"cannot load the checkpoint: {error}") from None
+    agent = ChessLLMAgent(settings, llm_condition(spec), client=client)
     return TextBackendOpponent(agent, retries=retries, condition=agent.condition)
 
 
