@@ -7,6 +7,7 @@ a legal answer played), not chess skill."""
 from __future__ import annotations
 
 import contextlib
+import sys
 from pathlib import Path
 
 import chess
@@ -15,40 +16,16 @@ import pytest
 from chess_env.core.players import check_player, make_player
 from chess_env.errors import MoveRetriesExhaustedError, PlayerSpecError
 
-transformers = pytest.importorskip("transformers")
-tokenizers = pytest.importorskip("tokenizers")
-torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("tokenizers")
 
-TEMPLATE = (
-    "{% for m in messages %}{{ m['role'] }} : {{ m['content'] }} <eos> {% endfor %}"
-    "{% if add_generation_prompt %}assistant : {% endif %}"
-)
+sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
+from tiny_checkpoint import save_tiny_chess_checkpoint
 
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A one-layer Qwen3 with a word-level vocabulary of the start position's moves."""
-    torch.manual_seed(0)
-    board = chess.Board()
-    words = [m.uci() for m in board.legal_moves] + [board.san(m) for m in board.legal_moves]
-    corpus = [" ".join(words), "system user assistant : You are a chess player"]
-    model = tokenizers.models.WordLevel(unk_token="[UNK]")
-    tokenizer = tokenizers.Tokenizer(model)
-    tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
-    trainer = tokenizers.trainers.WordLevelTrainer(special_tokens=["[UNK]", "[PAD]", "<eos>"])
-    tokenizer.train_from_iterator(corpus, trainer)
-    fast = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tokenizer, unk_token="[UNK]", pad_token="[PAD]", eos_token="<eos>"
-    )
-    fast.chat_template = TEMPLATE
-    config = transformers.Qwen3Config(
-        vocab_size=len(fast), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-        num_attention_heads=2, num_key_value_heads=1, head_dim=16, max_position_embeddings=4096,
-    )  # fmt: skip
-    folder = tmp_path_factory.mktemp("tiny-chess-lm")
-    transformers.Qwen3ForCausalLM(config).save_pretrained(folder)
-    fast.save_pretrained(folder)
-    return folder
+    return save_tiny_chess_checkpoint(tmp_path_factory.mktemp("tiny-chess-lm"))
 
 
 def test_a_checkpoint_plays_through_the_text_env_with_exact_token_counts(checkpoint: Path) -> None:
