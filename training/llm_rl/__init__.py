@@ -4,12 +4,24 @@
   ``move`` tool against any player.
 - ``WorldToolEnv`` / ``world_tool_env(world, seat, others=...)``: one seat of any YAML world, its
   ``act`` tool generated from the world's action definitions.
+- ``RemoteToolEnv`` / ``remote_tool_env(base_url, ...)``: a running server over WebSocket, its
+  tool generated from the server's ``/schema``.
+- ``ArenaEvalCallback`` (``training.llm_rl.callbacks``, imports transformers): rates each saved
+  checkpoint in the chess arena as ``hf:CHECKPOINT``.
 
 The factories are picklable. Training needs the ``llm-rl`` extra (trl, transformers, datasets,
 accelerate); these classes themselves import none of it.
 """
 
 from training.llm_rl.chess_env import ChessToolEnv, chess_tool_env
+from training.llm_rl.remote_env import RemoteToolEnv, remote_tool_env
 from training.llm_rl.world_env import WorldToolEnv, world_tool_env
 
-__all__ = ["ChessToolEnv", "WorldToolEnv", "chess_tool_env", "world_tool_env"]
+__all__ = [
+    "ChessToolEnv",
+    "RemoteToolEnv",
+    "WorldToolEnv",
+    "chess_tool_env",
+    "remote_tool_env",
+    "world_tool_env",
+]
