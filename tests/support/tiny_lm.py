@@ -52,6 +52,7 @@ from trl.chat_template_utils import qwen2_5_chat_template
 
 __all__ = [
     "Demonstration",
+    "EnvFactory",
     "TinyToolLM",
     "build_model",
     "build_tokenizer",
@@ -175,9 +176,19 @@ def environment_tools(environment: object) -> list[Callable[..., Any]]:
     ]
 
 
-def prompt_messages(environment: Any, row: dict[str, Any]) -> list[dict[str, str]]:
+EnvFactory = Callable[[], Any] | dict[str, Callable[[], Any]]
+"""What ``GRPOTrainer(environment_factory=...)`` takes: one factory, or factories by the name a
+row's ``environment`` field selects (TRL's dict mode)."""
+
+_EMPTY_PROMPT = [{"role": "user", "content": ""}]
+
+
+def prompt_messages(
+    environment: Any, row: dict[str, Any], dict_mode: bool = False
+) -> list[dict[str, str]]:
     """Reset ``environment`` with ``row`` and build the prompt as ``GRPOTrainer`` does: the text
-    ``reset(**row)`` returns is appended to the row's last prompt message.
+    ``reset(**row)`` returns is appended to the row's last prompt message (an empty user message
+    when the row has no prompt); in dict mode ``reset`` does not receive ``environment``.
 
     Example:
         >>> class Env:
@@ -185,8 +196,9 @@ def prompt_messages(environment: Any, row: dict[str, Any]) -> list[dict[str, str
         >>> prompt_messages(Env(), {"prompt": [{"role": "user", "content": "Hi."}]})
         [{'role': 'user', 'content': 'Hi. Go.'}]
     """
-    prompt = row["prompt"]
-    observation = environment.reset(**row)
+    prompt = row.get("prompt", _EMPTY_PROMPT)
+    reset_row = {k: v for k, v in row.items() if k != "environment"} if dict_mode else row
+    observation = environment.reset(**reset_row)
     if observation is None:
         return list(prompt)
     return [*prompt[:-1], {**prompt[-1], "content": prompt[-1]["content"] + observation}]
@@ -201,14 +213,15 @@ class Demonstration:
 
 
 def demonstrations(
-    env_factory: Callable[[], Any],
+    env_factory: EnvFactory,
     rows: Sequence[dict[str, Any]],
     choose_call: Callable[[dict[str, Any], int], tuple[str, dict[str, Any]]],
     repeats: int = 8,
 ) -> list[Demonstration]:
     """``repeats`` conversations per row: the prompt as TRL renders it, the assistant calling
     ``choose_call(row, k) -> (tool name, arguments)``, the tool's real reply (an exception as
-    ``{'error': ...}``, as TRL feeds it back), then the assistant ending with ``done``.
+    ``{'error': ...}``, as TRL feeds it back), then the assistant ending with ``done``. With a
+    dict of factories, each row's ``environment`` field picks its factory, as in TRL.
 
     Example:
         >>> class Env:
@@ -224,12 +237,26 @@ def demonstrations(
         >>> [demo] = demonstrations(Env, rows, lambda row, k: ("guess", {"number": 3}), repeats=1)
         >>> [message["role"] for message in demo.messages], demo.messages[2]["content"]
         (['user', 'assistant', 'tool', 'assistant'], 'lower')
+
+        In dict mode ``reset`` gets the row without its ``environment`` field:
+
+        >>> class Keys(Env):
+        ...     def reset(self, **row): return " " + ",".join(row)
+        >>> rows = [{"environment": "keys", "prompt": [{"role": "user", "content": "Go:"}]}]
+        >>> one_guess = lambda row, k: ("guess", {"number": 1})
+        >>> [demo] = demonstrations({"keys": Keys}, rows, one_guess, repeats=1)
+        >>> demo.messages[0]["content"]
+        'Go: prompt'
     """
     demos = []
     for row in rows:
         for k in range(repeats):
-            environment = env_factory()
-            messages: list[dict[str, Any]] = [*prompt_messages(environment, row)]
+            dict_mode = isinstance(env_factory, dict)
+            factory = (
+                env_factory[row["environment"]] if isinstance(env_factory, dict) else env_factory
+            )
+            environment = factory()
+            messages: list[dict[str, Any]] = [*prompt_messages(environment, row, dict_mode)]
             name, arguments = choose_call(row, k)
             try:
                 reply: object = getattr(environment, name)(**arguments)
@@ -285,10 +312,14 @@ def warm_up(
     Example:
         >>> tokenizer = build_tokenizer()
         >>> messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "done"}]
-        >>> demo = Demonstration(messages, [])
-        >>> model = warm_up(build_model(tokenizer), tokenizer, [demo], steps=3)
-        >>> model.training
-        False
+        >>> demo = Demonstration(messages, tools=[])
+        >>> model = warm_up(build_model(tokenizer), tokenizer, [demo], steps=20)
+        >>> prompt = tokenizer.apply_chat_template(
+        ...     messages[:1], add_generation_prompt=True, return_tensors="pt", return_dict=True
+        ... )
+        >>> reply = model.generate(**prompt, do_sample=False, max_new_tokens=5)
+        >>> tokenizer.decode(reply[0, prompt["input_ids"].shape[1] :])
+        'done<|im_end|>'
     """
     torch.set_num_threads(1)
     torch.manual_seed(seed)
@@ -313,7 +344,7 @@ def warm_up(
 def run_grpo(
     model: Qwen3ForCausalLM,
     tokenizer: PreTrainedTokenizerFast,
-    env_factory: Callable[[], Any] | dict[str, Callable[[], Any]],
+    env_factory: EnvFactory,
     rows: Sequence[dict[str, Any]],
     *,
     seed: int = 0,
@@ -387,7 +418,7 @@ class TinyToolLM:
 
     def grpo(
         self,
-        env_factory: Callable[[], Any] | dict[str, Callable[[], Any]],
+        env_factory: EnvFactory,
         rows: Sequence[dict[str, Any]],
         **options: Any,
     ) -> GRPOTrainer:
@@ -396,7 +427,7 @@ class TinyToolLM:
 
 
 def tool_calling_lm(
-    env_factory: Callable[[], Any],
+    env_factory: EnvFactory,
     rows: Sequence[dict[str, Any]],
     choose_call: Callable[[dict[str, Any], int], tuple[str, dict[str, Any]]],
     *,
