@@ -4,7 +4,8 @@ No model can be downloaded on the test machines, so the tests of the TRL environ
 everything from nothing, deterministically, in seconds on one CPU thread:
 
 - ``build_tokenizer(extra_corpus)``: a byte-level BPE trained on the fly with ``tokenizers`` (byte
-  level so that any text, a board or a FEN, round-trips exactly) and wrapped in
+  level so that any text, a board or a FEN, round-trips exactly; no split at spaces, so an env's
+  repeated prompt text merges into a few tokens and the warm-up stays short) and wrapped in
   ``PreTrainedTokenizerFast`` with TRL's own Qwen2.5 chat template, which TRL recognises: it sets
   the Qwen response parser (``add_response_schema``) and parses ``<tool_call>`` JSON into calls;
 - ``build_model(tokenizer, seed)``: a 2-layer ``Qwen3ForCausalLM`` with hidden size 64;
@@ -107,7 +108,9 @@ def build_tokenizer(
     """
     corpus = [_BASE_CORPUS, *extra_corpus]
     bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    # No regex split: merges may span spaces, which shortens a repeated board to a few tokens
+    # (a 2-layer model cares about sequence length, not about word boundaries).
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
     bpe.decoder = decoders.ByteLevel()
     bpe_trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
@@ -128,12 +131,13 @@ def build_tokenizer(
 
 
 def build_model(tokenizer: PreTrainedTokenizerFast, seed: int = 0) -> Qwen3ForCausalLM:
-    """A 2-layer Qwen3 with hidden size 64 (about 80k parameters), initialised from ``seed``.
+    """A 2-layer Qwen3 with hidden size 64 (74k parameters plus 64 per token of the vocabulary:
+    107k with the default tokenizer), initialised from ``seed``.
 
     Example:
         >>> model = build_model(build_tokenizer(), seed=0)
-        >>> model.config.num_hidden_layers, model.config.hidden_size
-        (2, 64)
+        >>> model.config.num_hidden_layers, sum(p.numel() for p in model.parameters())
+        (2, 106880)
     """
     config = Qwen3Config(
         vocab_size=len(tokenizer),
@@ -434,13 +438,15 @@ def tool_calling_lm(
     seed: int = 0,
     repeats: int = 8,
     steps: int = 120,
+    vocab_size: int = 1024,
 ) -> TinyToolLM:
     """A tiny model that calls ``env_factory``'s tools on ``rows``: the tokenizer is trained on
     the demonstrations as the chat template renders them (so an env's boards, replies and tool
     schemas take few tokens), then the model is warmed up on them. The ``tiny_tool_lm`` fixture of
     ``tests/training/llm_rl/conftest.py`` builds it once per test module.
 
-    It takes about 15 s, so its runs are the tests in ``tests/training/llm_rl/``.
+    It takes about 5 s (a 600-character chess prompt shrinks to about 70 tokens), so its runs are
+    the tests in ``tests/training/llm_rl/``.
     """
     demos = demonstrations(env_factory, rows, choose_call, repeats=repeats)
     renderer = build_tokenizer()
@@ -448,6 +454,6 @@ def tool_calling_lm(
         renderer.apply_chat_template(demo.messages, tools=demo.tools, tokenize=False)
         for demo in demos
     ]
-    tokenizer = build_tokenizer(extra_corpus=[str(text) for text in corpus])
+    tokenizer = build_tokenizer(extra_corpus=[str(text) for text in corpus], vocab_size=vocab_size)
     model = warm_up(build_model(tokenizer, seed=seed), tokenizer, demos, steps=steps, seed=seed)
     return TinyToolLM(model=model, tokenizer=tokenizer)

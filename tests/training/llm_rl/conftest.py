@@ -3,7 +3,7 @@
 A module that trains with GRPO declares ``TINY_LM_WARM_UP``, the keyword arguments of
 ``tiny_lm.tool_calling_lm`` (``env_factory``, ``rows``, ``choose_call``: which tool call to
 demonstrate for a row), and takes the ``tiny_tool_lm`` fixture; ``tiny_tool_lm.grpo(factory, rows)``
-then runs a real ``GRPOTrainer`` on a copy of the model. The warm-up takes about 15 s, so one per
+then runs a real ``GRPOTrainer`` on a copy of the model. The warm-up takes about 5 s, so one per
 module, not one per test.
 """
 
