@@ -15,7 +15,7 @@ import functools
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 import torch
@@ -24,7 +24,7 @@ from trl import GRPOTrainer
 from trl.chat_template_utils import is_chat_template_prefix_preserving, supports_tool_calling
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
-from tiny_lm import TinyToolLM, build_tokenizer, environment_tools
+from tiny_lm import EnvFactory, TinyToolLM, build_tokenizer, environment_tools
 
 NO_GUESS_REWARD = -10.0
 # Wall-clock fields differ between two identical runs; everything else TRL logs must not.
@@ -64,20 +64,70 @@ class GuessEnv:
         return -float(abs(self._guesses[-1] - self._target))
 
 
+class PickEnv:
+    """Pick the colour the row names; the reward is 1 for it, 0 for another, -1 for none."""
+
+    def __init__(self, calls: list[str]) -> None:
+        self._calls = calls
+        self._colour = ""
+        self._picked: str | None = None
+
+    def reset(self, colour: str = "red", **row: Any) -> str:
+        self._colour = colour
+        self._picked = None
+        return " Pick a colour."
+
+    def pick(self, colour: Literal["red", "green", "blue"]) -> str:
+        """Pick a colour.
+
+        Args:
+            colour: The colour to pick.
+        """
+        self._calls.append(colour)
+        self._picked = colour
+        return "picked"
+
+    def get_reward(self) -> float:
+        if self._picked is None:
+            return -1.0
+        return float(self._picked == self._colour)
+
+
+COLOURS = ("red", "green", "blue")
+
+
 def _rows(*targets: int) -> list[dict[str, Any]]:
     return [
         {"prompt": [{"role": "user", "content": "Play."}], "target": target} for target in targets
     ]
 
 
-def _demonstrated_guess(row: dict[str, Any], k: int) -> tuple[str, dict[str, Any]]:
+def _mixed_rows() -> list[dict[str, Any]]:
+    """One row of each environment, for TRL's dict mode."""
+    return [
+        {"environment": "guess", **_rows(3)[0]},
+        {
+            "environment": "pick",
+            "prompt": [{"role": "user", "content": "Play."}],
+            "colour": "green",
+        },
+    ]
+
+
+def _demonstrated_call(row: dict[str, Any], k: int) -> tuple[str, dict[str, Any]]:
+    if row["environment"] == "pick":
+        return "pick", {"colour": COLOURS[k % 3]}
     return "guess", {"number": k % 9 + 1}
 
 
+# The warm-up shows both environments (dict mode), so one model serves every test here.
 TINY_LM_WARM_UP = {
-    "env_factory": functools.partial(GuessEnv, []),
-    "rows": _rows(5),
-    "choose_call": _demonstrated_guess,
+    "env_factory": {
+        "guess": functools.partial(GuessEnv, []),
+        "pick": functools.partial(PickEnv, []),
+    },
+    "rows": _mixed_rows(),
+    "choose_call": _demonstrated_call,
     "repeats": 9,
 }
 
@@ -184,6 +234,25 @@ def test_the_same_seed_gives_the_same_run(
         trainer.model.named_parameters(), again.model.named_parameters(), strict=True
     ):
         assert torch.equal(param, param_again), name
+
+
+def test_dict_mode_routes_each_row_to_its_environment(tiny_tool_lm: TinyToolLM) -> None:
+    guesses: list[tuple[int, int]] = []
+    picks: list[str] = []
+    factories: EnvFactory = {
+        "guess": functools.partial(GuessEnv, guesses),
+        "pick": functools.partial(PickEnv, picks),
+    }
+    trainer = tiny_tool_lm.grpo(factories, _mixed_rows(), max_steps=2, seed=0)
+    assert sorted(tool.__name__ for tool in trainer.tools) == ["guess", "pick"]
+    assert guesses and picks
+    assert {target for target, _ in guesses} == {3}
+    assert set(picks) <= set(COLOURS)
+    # One reward column per env class; a rollout of the other env scores NaN there, ignored.
+    logged = trainer.state.log_history[:-1]
+    assert all(
+        "rewards/GuessEnv/mean" in entry and "rewards/PickEnv/mean" in entry for entry in logged
+    )
 
 
 def test_an_environment_without_reset_is_refused(tiny_tool_lm: TinyToolLM) -> None:
