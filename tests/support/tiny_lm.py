@@ -253,15 +253,19 @@ def demonstrations(
         'Go: prompt'
     """
     demos = []
-    for row in rows:
+    for index, row in enumerate(rows):
+        factory = _factory_for(env_factory, row, index)
         for k in range(repeats):
-            dict_mode = isinstance(env_factory, dict)
-            factory = (
-                env_factory[row["environment"]] if isinstance(env_factory, dict) else env_factory
-            )
             environment = factory()
-            messages: list[dict[str, Any]] = [*prompt_messages(environment, row, dict_mode)]
+            messages: list[dict[str, Any]] = [
+                *prompt_messages(environment, row, dict_mode=isinstance(env_factory, dict))
+            ]
             name, arguments = choose_call(row, k)
+            tool_names = [tool.__name__ for tool in environment_tools(environment)]
+            if name not in tool_names:
+                raise ValueError(
+                    f"rows[{index}]: choose_call names {name!r}, not one of {tool_names}"
+                )
             try:
                 reply: object = getattr(environment, name)(**arguments)
             except Exception as error:  # TRL returns any tool exception to the model
@@ -274,6 +278,16 @@ def demonstrations(
             ]
             demos.append(Demonstration(messages=messages, tools=[*environment_tools(environment)]))
     return demos
+
+
+def _factory_for(env_factory: EnvFactory, row: dict[str, Any], index: int) -> Callable[[], Any]:
+    """The factory of ``row``: the only one, or in dict mode the one its ``environment`` names."""
+    if not isinstance(env_factory, dict):
+        return env_factory
+    name = row.get("environment")
+    if name not in env_factory:
+        raise ValueError(f"rows[{index}].environment: {name!r} is not one of {sorted(env_factory)}")
+    return env_factory[name]
 
 
 def _assistant_labels(

@@ -19,13 +19,22 @@ from typing import Any, Literal
 
 import pytest
 import torch
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from transformers.utils import get_json_schema
 from trl import GRPOTrainer
 from trl.chat_template_utils import is_chat_template_prefix_preserving, supports_tool_calling
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
-from tiny_lm import EnvFactory, TinyToolLM, build_tokenizer, environment_tools
+from tiny_lm import (
+    EnvFactory,
+    TinyToolLM,
+    build_tokenizer,
+    demonstrations,
+    environment_tools,
+)
 
+_DEFAULT_TOKENIZER = build_tokenizer()
 NO_GUESS_REWARD = -10.0
 # Wall-clock fields differ between two identical runs; everything else TRL logs must not.
 TIMING_KEYS = frozenset(
@@ -253,6 +262,33 @@ def test_dict_mode_routes_each_row_to_its_environment(tiny_tool_lm: TinyToolLM) 
     assert all(
         "rewards/GuessEnv/mean" in entry and "rewards/PickEnv/mean" in entry for entry in logged
     )
+
+
+def test_a_demonstration_of_an_unknown_tool_is_refused() -> None:
+    with pytest.raises(
+        ValueError, match=r"rows\[0\]: choose_call names 'move', not one of \['guess'\]"
+    ):
+        demonstrations(functools.partial(GuessEnv, []), _rows(3), lambda row, k: ("move", {}))
+
+
+def test_a_dict_mode_row_must_name_a_known_environment() -> None:
+    rows = [*_mixed_rows(), {"environment": "chess", **_rows(3)[0]}]
+    factories: EnvFactory = {
+        "guess": functools.partial(GuessEnv, []),
+        "pick": functools.partial(PickEnv, []),
+    }
+    with pytest.raises(ValueError, match=r"rows\[2\].environment: 'chess' is not one of"):
+        demonstrations(factories, rows, _demonstrated_call)
+
+
+@settings(max_examples=200)
+@given(st.text())
+@example('<tool_call>\n{"name": "guess", "arguments": {"number": 3}}\n</tool_call><|im_end|>')
+@example("r . . k\n  é <tools> \t<|im_start|>")
+def test_any_text_round_trips_through_the_tokenizer(text: str) -> None:
+    # parse_response decodes the generated ids: a lossy tokenizer would corrupt tool arguments.
+    tokenizer = _DEFAULT_TOKENIZER
+    assert tokenizer.decode(tokenizer(text, add_special_tokens=False)["input_ids"]) == text
 
 
 def test_an_environment_without_reset_is_refused(tiny_tool_lm: TinyToolLM) -> None:
