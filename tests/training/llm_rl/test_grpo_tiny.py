@@ -1,12 +1,13 @@
 """A real ``trl.GRPOTrainer`` step with ``environment_factory``, on the CPU, offline.
 
-The model is the tiny Qwen3 of ``tests/support/tiny_lm.py``, warmed up to call the tool of a
-number-guessing environment defined here (so these tests do not depend on the package's env
-classes). Generation is transformers ``generate`` (``use_vllm=False``), which TRL supports for
-tool calling on the CPU. What TRL must do with an environment class is checked from the outside:
-the tools it extracts, that the model's tool calls reach the environment, that rewards differ
-inside a group (else the advantage is zero), that the parameters move, and that the same seed gives
-the same run.
+The model is the tiny Qwen3 of ``tests/support/tiny_lm.py``, warmed up to call the tools of two
+toy environments defined here, a number guess and a colour pick (so these tests do not depend on
+the package's env classes). Generation is transformers ``generate`` (``use_vllm=False``), which TRL
+supports for tool calling on the CPU. What TRL must do with an environment class is checked from
+the outside: the tools it extracts, that the model's tool calls reach the environment, that
+rewards differ inside a group (else the advantage is zero), that the parameters move, that the
+same seed gives the same run (CPU sampling draws from torch's global generator, which the trainer
+seeds), and that dict mode routes each row to its environment.
 """
 
 from __future__ import annotations
