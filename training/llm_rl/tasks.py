@@ -24,7 +24,9 @@ Both score-based kinds come only from games not yet decided: the best move score
 ``-LOST_CP`` and below ``DECIDED_CP``, where a gap between moves is about material and not about
 how fast a won game is won.
 
-Scores are Stockfish's, every legal move searched (MultiPV) at the build depth from a cleared hash.
+Scores are Stockfish's, every legal move searched (MultiPV) at the build depth from a cleared hash
+with one thread, so the same engine, seed and depth build the same set. The shipped set is the
+builder's defaults (``--count 400 --seed 0 --depth 8``) with Stockfish 15.1.
 Positions come from games that start from the arena's opening suite and go on with random moves
 against one-ply Stockfish (the weak side blunders, the other side punishes), deduplicated by the
 position part of the FEN (board, side, castling, en passant).
@@ -77,7 +79,7 @@ WIN_MARGIN_CP = 100
 BLUNDER_CP = 300
 LOST_CP = 500
 DECIDED_CP = 1500
-DEFAULT_DEPTH = 10
+DEFAULT_DEPTH = 8
 DATA_FILE = "data/chess_tasks.jsonl"
 META_FILE = "data/chess_tasks.meta.json"
 _MATE_CP = 100_000
