@@ -15,7 +15,7 @@ the episode's seed and its position only (None: unseeded).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
@@ -31,7 +31,14 @@ from multiagent.observability import ObservabilityPlan, observe_all
 from multiagent.players.base import SeatTurn, WorldPlayer
 from multiagent.wrappers import ObservabilityWrapper, observation_envelope
 
-__all__ = ["EpisodeOutcome", "Observability", "play_episode", "seat_seed", "seat_turns"]
+__all__ = [
+    "EpisodeOutcome",
+    "Observability",
+    "heard_messages",
+    "play_episode",
+    "seat_seed",
+    "seat_turns",
+]
 
 Observability = Literal["configured", "full"]
 
@@ -107,7 +114,7 @@ def play_episode(
     returns = dict.fromkeys(config.agent_names, 0.0)
     invalid = dict.fromkeys(config.agent_names, 0)
     feedback: dict[str, str | None] = {}
-    heard: dict[str, list[dict[str, Any]]] = {}
+    heard: dict[str, list[Message]] = {}
     limit = config.simulation.max_turns if max_turns is None else max_turns
     length, truncated = 0, False
     with ThreadPoolExecutor(max_workers=len(players)) as pool:
@@ -121,7 +128,7 @@ def play_episode(
                 error = infos.get(agent, {}).get("action_error")
                 feedback[agent] = error
                 invalid[agent] += error is not None
-            heard = {agent: list(info.get("messages", [])) for agent, info in infos.items()}
+            heard = heard_messages(infos)
             truncated = truncated or any(truncations.values())
     return EpisodeOutcome(
         seed=seed,
@@ -143,16 +150,29 @@ def _check_seats(config: SimulationConfig, players: Mapping[str, WorldPlayer]) -
         )
 
 
+def heard_messages(infos: Mapping[str, Mapping[str, Any]]) -> dict[str, list[Message]]:
+    """Each agent's messages delivered with a step (``infos[agent]["messages"]``).
+
+    Example:
+        >>> said = {"turn": 0, "sender": "A", "channel": "talk", "text": "hi"}
+        >>> heard_messages({"B": {"messages": [said]}, "C": {}})["B"][0].text
+        'hi'
+    """
+    return {
+        agent: [Message(**m) for m in info.get("messages", ())] for agent, info in infos.items()
+    }
+
+
 def seat_turns(
     world: WorldEnv,
     plan: ObservabilityPlan,
     agents: list[str],
     observations: Mapping[str, Any],
     feedback: Mapping[str, str | None],
-    heard: Mapping[str, list[dict[str, Any]]],
+    heard: Mapping[str, Sequence[Message]],
 ) -> dict[str, SeatTurn]:
     """The ``SeatTurn`` of each of ``agents``: its envelope built from the same plan and seed as
-    its observation, with the messages it heard (``infos[agent]["messages"]`` of the last step)
+    its observation, with the messages it heard (``heard_messages`` of the last step's infos)
     and why its last action was refused."""
     state = world.world
     assert state is not None  # reset() has run
@@ -162,9 +182,7 @@ def seat_turns(
             agent=agent,
             turn=state.turn,
             observation=observations[agent],
-            envelope=observation_envelope(
-                agent, views[agent], plan, [Message(**m) for m in heard.get(agent, ())]
-            ),
+            envelope=observation_envelope(agent, views[agent], plan, heard.get(agent, ())),
             action_space=world.action_space(agent),
             feedback=feedback.get(agent),
         )

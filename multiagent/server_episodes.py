@@ -38,10 +38,9 @@ from envkit.server.secret_tokens import new_token, same_secret, token_digest
 from multiagent.config import SimulationConfig
 from multiagent.dto import Message, ObservationEnvelope
 from multiagent.env import WorldEnv
-from multiagent.observability import observe_all
-from multiagent.play import seat_seed
+from multiagent.play import heard_messages, seat_seed, seat_turns
 from multiagent.players import SeatTurn, WorldPlayer, fallback_action, make_world_player
-from multiagent.wrappers import ObservabilityWrapper, observation_envelope
+from multiagent.wrappers import ObservabilityWrapper
 
 __all__ = [
     "EpisodeTable",
@@ -153,7 +152,7 @@ Forager_2; Forager_1's action was withdrawn, send it again to wait more
         self._holders: dict[str, object] = {}
         self._pending: dict[str, _Ticket] = {}
         self._feedback: dict[str, str | None] = {}
-        self._heard: dict[str, list[dict[str, Any]]] = {}  # messages delivered with the last step
+        self._heard: dict[str, list[Message]] = {}  # messages delivered with the last step
         self._condition = threading.Condition()
 
     @classmethod
@@ -281,7 +280,7 @@ Forager_2; Forager_1's action was withdrawn, send it again to wait more
         self._observations, rewards, terminations, truncations, infos = self.env.step(actions)
         for seat in self._served:
             self._feedback[seat] = infos.get(seat, {}).get("action_error")
-        self._heard = {seat: list(info.get("messages", [])) for seat, info in infos.items()}
+        self._heard = heard_messages(infos)
         envelopes = self._envelopes(list(self._pending))
         for seat, ticket in self._pending.items():
             ticket.result = SeatResult(
@@ -299,35 +298,22 @@ Forager_2; Forager_1's action was withdrawn, send it again to wait more
         """The live served seats' actions; a player that fails gets the world's fallback
         action, so one failing player never stops the episode (the error is logged)."""
         live = [seat for seat in self._served if seat in self.env.agents]
-        envelopes = self._envelopes(live)
+        turns = self._seat_turns(live)
         actions: dict[str, Any] = {}
         for seat in live:
-            turn = SeatTurn(
-                agent=seat,
-                turn=self.turn,
-                observation=self._observations[seat],
-                envelope=envelopes[seat],
-                action_space=self.world.action_space(seat),
-                feedback=self._feedback.get(seat),
-            )
             try:
-                actions[seat] = self._served[seat].act(turn)
+                actions[seat] = self._served[seat].act(turns[seat])
             except Exception:
                 logger.exception("the served %s player of %s failed", self.players[seat], seat)
                 actions[seat] = fallback_action(self.config)
         return actions
 
+    def _seat_turns(self, seats: list[str]) -> dict[str, SeatTurn]:
+        return seat_turns(self.world, self.env.plan, seats, self._observations, self._feedback,
+                          self._heard)  # fmt: skip
+
     def _envelopes(self, seats: list[str]) -> dict[str, ObservationEnvelope]:
-        state = self.world.world
-        assert state is not None
-        plan = self.env.plan
-        views = observe_all(state, plan, seed=self.world.seed_value, observers=seats)
-        return {
-            seat: observation_envelope(
-                seat, views[seat], plan, [Message(**m) for m in self._heard.get(seat, ())]
-            )
-            for seat in seats
-        }
+        return {seat: turn.envelope for seat, turn in self._seat_turns(seats).items()}
 
 
 class EpisodeTable:

@@ -28,12 +28,13 @@ from typing import Any
 
 from envkit.llm import ChatError
 from multiagent.config import SimulationConfig
+from multiagent.dto import Message
 from multiagent.env import WorldEnv
 from multiagent.evaluation.conditions import condition_config
 from multiagent.evaluation.records import EpisodeRecord, SeatRecord
 from multiagent.evaluation.schedule import EpisodeTask
 from multiagent.leaks import find_leaks
-from multiagent.play import seat_seed, seat_turns
+from multiagent.play import heard_messages, seat_seed, seat_turns
 from multiagent.players import WorldPlayer, fallback_action
 from multiagent.recording import EpisodeLog
 from multiagent.wrappers import ObservabilityWrapper, RecordEpisode
@@ -138,7 +139,7 @@ class _Episode:
             seat.player.reset(
                 seat_seed(self.task.seed, index), scope=f"{self.task.key}/{seat.name}"
             )
-        heard: dict[str, list[dict[str, Any]]] = {}
+        heard: dict[str, list[Message]] = {}
         terminated = collapsed = False
         turns = 0
         while self.env.agents and turns < self.task.length:
@@ -148,7 +149,7 @@ class _Episode:
             turns += 1
             for name in live:
                 self._tally(self.seats[name], rewards[name], infos[name])
-            heard = {name: list(info.get("messages", [])) for name, info in infos.items()}
+            heard = heard_messages(infos)
             terminated = any(terminations.values())
             collapsed = collapsed or any(info.get("collapsed", False) for info in infos.values())
         end = "completed" if terminated and not self.env.agents else "truncated"
@@ -190,7 +191,7 @@ class _Episode:
         self,
         live: list[str],
         observations: Mapping[str, Any],
-        heard: Mapping[str, list[dict[str, Any]]],
+        heard: Mapping[str, list[Message]],
     ) -> dict[str, Any]:
         feedback = {name: seat.feedback for name, seat in self.seats.items()}
         asking = [name for name in live if self.seats[name].stopped is None]

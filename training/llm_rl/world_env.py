@@ -30,9 +30,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from multiagent.config import SimulationConfig
+from multiagent.dto import Message
 from multiagent.env import WorldEnv, as_config
 from multiagent.messages import ChannelConfig
-from multiagent.play import seat_seed, seat_turns
+from multiagent.play import heard_messages, seat_seed, seat_turns
 from multiagent.players import WorldPlayer, make_world_player
 from multiagent.variables import VariableDefinition
 from multiagent.wrappers import ObservabilityWrapper
@@ -68,7 +69,7 @@ class WorldToolEnv:
         self._env = ObservabilityWrapper(self._world)
         self._observations: dict[str, Any] = {}
         self._feedback: dict[str, str | None] = {}
-        self._heard: dict[str, list[dict[str, Any]]] = {}
+        self._heard: dict[str, list[Message]] = {}
         self._return = 0.0
         self._done = True
 
@@ -102,7 +103,7 @@ class WorldToolEnv:
         actions[self._seat] = action
         self._observations, rewards, terminations, truncations, infos = self._env.step(actions)
         self._feedback = {name: info.get("action_error") for name, info in infos.items()}
-        self._heard = {name: list(info.get("messages", [])) for name, info in infos.items()}
+        self._heard = heard_messages(infos)
         reward = float(rewards[self._seat])
         self._return += reward
         self._done = terminations[self._seat] or truncations[self._seat]
