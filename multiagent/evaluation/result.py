@@ -64,6 +64,7 @@ __all__ = [
     "focal_return",
     "model_of",
     "score",
+    "token_cost",
 ]
 
 CONFIDENCE = 0.95
@@ -691,7 +692,7 @@ def _usage(
         tokens_out=tokens_out,
         latency_p50=None if p50 is None else float(p50),
         latency_p95=None if p95 is None else float(p95),
-        cost_usd=_cost(player, tokens_in, tokens_out, prices),
+        cost_usd=token_cost(player, tokens_in, tokens_out, prices),
     )
 
 
@@ -721,12 +722,19 @@ def model_of(player: str) -> str | None:
     return spec.argument
 
 
-def _cost(
+def token_cost(
     player: str,
     tokens_in: int | Unknown | None,
     tokens_out: int | Unknown | None,
     prices: Mapping[str, tuple[float, float]],
 ) -> float | Unknown | None:
+    """USD for ``player``'s tokens at ``prices[model]`` (per million in, out): None without a
+    price or tokens, ``"unknown"`` when the tokens are.
+
+    Example:
+        >>> token_cost("openai:m?base_url=http://x", 2_000_000, 1_000_000, {"m": (0.5, 2.0)})
+        3.0
+    """
     model = model_of(player)
     if model is None or model not in prices or tokens_in is None or tokens_out is None:
         return None

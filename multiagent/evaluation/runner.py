@@ -33,7 +33,7 @@ from multiagent.env import as_config
 from multiagent.evaluation.episode import EpisodeOutcome, SeatPlan, play_task
 from multiagent.evaluation.leaderboard import leaderboard_html, leaderboard_markdown
 from multiagent.evaluation.records import EpisodeRecord, EvalConfig
-from multiagent.evaluation.result import EvalResult, model_of, score
+from multiagent.evaluation.result import EvalResult, score, token_cost
 from multiagent.evaluation.schedule import DEFAULT_SET, EpisodeTask, episode_tasks
 from multiagent.evaluation.store import EpisodeStore
 from multiagent.players import WorldPlayer, check_world_player, make_world_player
@@ -264,9 +264,10 @@ class EvalRun:
         bar = tqdm(total=len(tasks), initial=len(tasks) - len(pending), desc="eval episodes",
                    unit="episode", file=sys.stderr, disable=not progress,
                    dynamic_ncols=True)  # fmt: skip
+        spent = sum(_spent(record, prices) for record in store.records)
         with ThreadPoolExecutor(llm_concurrency, thread_name_prefix="llm-seat") as pool, bar:
             for task in pending:
-                if max_cost is not None and _spent(store.records, prices) > max_cost:
+                if max_cost is not None and spent > max_cost:
                     bar.write(f"stopped: the LLM cost passed --max-cost {max_cost:g} USD")
                     break
                 outcome = play_task(
@@ -277,7 +278,9 @@ class EvalRun:
                     error_allowance=self.config.error_allowance,
                     pool=pool,
                 )
-                store.append(_with_log(outcome, store.logs))
+                record = _with_log(outcome, store.logs)
+                store.append(record)
+                spent += _spent(record, prices)
                 bar.update()
         http.close()
         result = score(self.config, store.records, world=self.world, prices=prices)
@@ -329,16 +332,11 @@ def _with_log(outcome: EpisodeOutcome, logs: Path) -> EpisodeRecord:
     return outcome.record.model_copy(update={"log": f"{logs.name}/{name}"})
 
 
-def _spent(records: Sequence[EpisodeRecord], prices: Mapping[str, tuple[float, float]]) -> float:
-    """The LLM cost of ``records`` in USD, counting only seats whose tokens and price are known."""
-    total = 0.0
-    for record in records:
-        for seat in record.seats:
-            price = prices.get(model_of(seat.player) or "")
-            if price is None or seat.tokens_in is None or seat.tokens_out is None:
-                continue
-            total += (seat.tokens_in * price[0] + seat.tokens_out * price[1]) / 1e6
-    return total
+def _spent(record: EpisodeRecord, prices: Mapping[str, tuple[float, float]]) -> float:
+    """The LLM cost of an episode in USD, counting the seats whose tokens and price are known."""
+    costs = (token_cost(seat.player, seat.tokens_in, seat.tokens_out, prices)
+             for seat in record.seats)  # fmt: skip
+    return sum(cost for cost in costs if isinstance(cost, float))
 
 
 def _write_results(out: Path, result: EvalResult) -> None:
