@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
@@ -32,6 +31,7 @@ from typing import Any, Literal
 import httpx
 
 from envkit.client import ServerError, WSEnvClient
+from training.llm_rl.tools import ToolParameter, tool_env_class, tool_method
 
 __all__ = ["RemoteToolEnv", "remote_tool_env"]
 
@@ -123,45 +123,26 @@ def remote_tool_env(
                              dict(reset_options or {}), send_seed)  # fmt: skip
 
 
-_CLASSES: dict[str, type[RemoteToolEnv]] = {}  # one class per tool spec: TRL matches by type
-
-
 def _make(
     spec_json: str, base_url: str, token: str | None, options: dict[str, Any], send_seed: bool
 ) -> RemoteToolEnv:
-    cls = _CLASSES.get(spec_json)
-    if cls is None:
-        spec = json.loads(spec_json)
-        tool = _tool(spec)
-        cls = _CLASSES[spec_json] = type("RemoteToolEnvWithTool", (RemoteToolEnv,),
-                                         {spec["tool_name"]: tool})  # fmt: skip
-    return cls(base_url, token, options, send_seed)
+    """A ``RemoteToolEnv`` whose class (one per tool spec) has the server's tool."""
+    spec = json.loads(spec_json)
+    cls = tool_env_class(RemoteToolEnv, spec_json, "RemoteToolEnvWithTool", lambda: _tool(spec))
+    env: RemoteToolEnv = cls(base_url, token, options, send_seed)
+    return env
 
 
 def _tool(spec: Mapping[str, Any]) -> Callable[..., str]:
-    """The tool method: typed and documented from the action's JSON Schema."""
-    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    annotations: dict[str, Any] = {"return": str}
-    lines = []
-    for name, schema in spec["properties"].items():
-        required = name in spec["required"]
-        hint = _python_type(schema)
-        annotations[name] = hint if required else hint | None
-        default = inspect.Parameter.empty if required else None
-        parameters.append(inspect.Parameter(
-            name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotations[name]
-        ))  # fmt: skip
-        lines.append(f"    {name}: {_describe(schema)}")
-
-    def tool(self: RemoteToolEnv, **arguments: Any) -> str:
-        return self._step({k: v for k, v in arguments.items() if v is not None})
-
-    tool.__signature__ = inspect.Signature(parameters, return_annotation=str)  # type: ignore[attr-defined]
-    tool.__annotations__ = annotations
-    tool.__doc__ = (f"Take your action ({spec['title']}).\n\nArgs:\n" + "\n".join(lines)
-                    + "\n\nReturns:\n    The reward and what you observe next.")  # fmt: skip
-    tool.__name__ = tool.__qualname__ = spec["tool_name"]
-    return tool
+    """The tool method, typed and documented from the action's JSON Schema."""
+    parameters = [
+        ToolParameter(name, _python_type(schema), _describe(schema),
+                      optional=name not in spec["required"])
+        for name, schema in spec["properties"].items()
+    ]  # fmt: skip
+    return tool_method(spec["tool_name"], f"Take your action ({spec['title']}).", parameters,
+                       "The reward and what you observe next.",
+                       lambda env, given: env._step(given))  # fmt: skip
 
 
 def _python_type(schema: Mapping[str, Any]) -> Any:

@@ -25,7 +25,6 @@ The other seats are played by any world player spec (``multiagent.players``; def
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -37,6 +36,7 @@ from multiagent.play import heard_messages, seat_seed, seat_turns
 from multiagent.players import WorldPlayer, make_world_player
 from multiagent.variables import VariableDefinition
 from multiagent.wrappers import ObservabilityWrapper
+from training.llm_rl.tools import ToolParameter, tool_env_class, tool_method
 
 __all__ = ["TOOL_NAME", "WorldToolEnv", "world_tool_env"]
 
@@ -130,7 +130,7 @@ def world_tool_env(
     (unnamed seats: ``random``). Specs are checked here, before any rollout.
 
     Example:
-        >>> import pickle
+        >>> import inspect, pickle
         >>> factory = world_tool_env("commons", "Fisher_1", others="scripted:"
         ...                          "multiagent.worlds.commons:sustainable")
         >>> env = pickle.loads(pickle.dumps(factory))()
@@ -151,58 +151,30 @@ def world_tool_env(
     return functools.partial(_make, config, seat, specs)
 
 
-_CLASSES: dict[str, type[WorldToolEnv]] = {}  # config_hash -> its class, made once per process
-
-
 def _make(config: SimulationConfig, seat: str, others: Mapping[str, str]) -> WorldToolEnv:
-    """A ``WorldToolEnv`` whose class has the world's ``act`` tool. Every instance of one world
-    shares one class: TRL scores a pooled instance with ``get_reward`` only when its type is
-    exactly the probed instance's."""
-    cls = _CLASSES.get(config.config_hash)
-    if cls is None:
-        name = f"{config.simulation.name.title().replace('_', '')}ToolEnv"
-        cls = _CLASSES[config.config_hash] = type(
-            name, (WorldToolEnv,), {TOOL_NAME: _act_tool(config)}
-        )
-    return cls(config, seat, others)
+    """A ``WorldToolEnv`` whose class (one per world) has the world's ``act`` tool."""
+    name = f"{config.simulation.name.title().replace('_', '')}ToolEnv"
+    cls = tool_env_class(WorldToolEnv, config.config_hash, name, lambda: _act_tool(config))
+    env: WorldToolEnv = cls(config, seat, others)
+    return env
 
 
 def _act_tool(config: SimulationConfig) -> Callable[..., str]:
-    """``act(self, <field>: <type>, ..., <channel>: ... = None) -> str``, typed and documented
-    for ``get_json_schema``."""
-    fields = list(config.actions)
-    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    annotations: dict[str, Any] = {}
-    lines = []
-    for name, defn in config.actions.items():
-        annotations[name] = _python_type(defn)
-        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
-                                            annotation=annotations[name]))  # fmt: skip
-        lines.append(f"    {name}: {_describe(defn)}")
-    for name, channel in config.channels.items():
-        annotations[name] = (str if channel.kind == "broadcast" else dict[str, str]) | None
-        parameters.append(inspect.Parameter(
-            name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotations[name]
-        ))  # fmt: skip
-        lines.append(f"    {name}: {_describe_channel(channel)}")
-    annotations["return"] = str
-
-    def act(self: WorldToolEnv, **arguments: Any) -> str:
-        action = {name: arguments[name] for name in fields}
-        action |= {name: text for name in config.channels
-                   if (text := arguments.get(name)) is not None}  # fmt: skip
-        return self._play(action)
-
-    act.__signature__ = inspect.Signature(parameters, return_annotation=str)  # type: ignore[attr-defined]
-    act.__annotations__ = annotations
-    act.__doc__ = (
-        f"Take your agent's action for this turn in the world {config.simulation.name!r}.\n\n"
-        "Args:\n"
-        + "\n".join(lines)
-        + "\n\nReturns:\n    The turn's reward and what you observe next."
+    """``act(self, <field>: <type>, ..., <channel>: ... = None) -> str``."""
+    parameters = [ToolParameter(name, _python_type(defn), _describe(defn))
+                  for name, defn in config.actions.items()]  # fmt: skip
+    parameters += [
+        ToolParameter(name, str if channel.kind == "broadcast" else dict[str, str],
+                      _describe_channel(channel), optional=True)
+        for name, channel in config.channels.items()
+    ]  # fmt: skip
+    return tool_method(
+        TOOL_NAME,
+        f"Take your agent's action for this turn in the world {config.simulation.name!r}.",
+        parameters,
+        "The turn's reward and what you observe next.",
+        lambda env, given: env._play(given),
     )
-    act.__name__ = act.__qualname__ = TOOL_NAME
-    return act
 
 
 def _python_type(defn: VariableDefinition) -> Any:
