@@ -19,8 +19,9 @@ Specs are ``KIND[:ARGUMENT][?KEY=VALUE&...]``:
   ``$OPENAI_BASE_URL``) shown the prompt condition of prompt, board, legal and history
   (``openai:MODEL?prompt=game_arena``; see ``chess_env.text.prompt_conditions``)
 - ``hf:PATH``: a local transformers checkpoint (a trained one) through the text env and its chat
-  template, greedy by default (keys: temperature, max_tokens, retries, seed and the prompt
-  condition's); needs the ``llm-rl`` extra
+  template, greedy by default (keys: temperature, max_tokens, retries, seed, tool_calling: the
+  ``move`` tool a ``training.llm_rl`` checkpoint learnt, and the prompt condition's); needs the
+  ``llm-rl`` extra
 - ``human``: a person typing moves at this terminal
 - a name given to ``register_player``
 
@@ -209,7 +210,8 @@ _BUILT_IN: dict[str, _Kind] = {
         served=False,
     ),
     "hf": _Kind(
-        "hf:PATH[?temperature=&max_tokens=&retries=&seed=&prompt=&board=&legal=&history=]",
+        "hf:PATH[?temperature=&max_tokens=&retries=&seed=&tool_calling=&prompt=&board=&legal="
+        "&history=]",
         _make_hf,
         _check_hf,
         served=False,

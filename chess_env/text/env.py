@@ -38,6 +38,7 @@ Notation = Literal["uci", "san"]  # how the prompt writes moves (either is read 
 __all__ = [
     "ACTION_MAX_LENGTH",
     "OBSERVATION_MAX_LENGTH",
+    "TOOL_REQUEST",
     "ChessTextEnv",
     "position_prompt",
     "rejection_line",
@@ -54,6 +55,8 @@ _LEGENDS = {
     "unicode": "♔♕♖♗♘♙ are white pieces, ♚♛♜♝♞♟ black, · empty squares.",
 }
 _PROMPT = "Reply with your move in square brackets, in UCI or SAN, e.g. [e2e4] or [Nf3]."
+TOOL_REQUEST = "Call the move tool with your move in UCI or SAN, e.g. e2e4 or Nf3."
+"""The closing line of ``position_prompt`` for a player that moves through a ``move`` tool."""
 _DEFAULT = PRESETS["default"]
 
 
@@ -252,12 +255,14 @@ def position_prompt(
     notation: str = "uci",
     condition: PromptCondition = _DEFAULT,
     error: str | None = None,
+    request: str | None = None,
 ) -> str:
     """What a player to move reads: ``ChessTextEnv``'s observation of a live game.
 
     ``condition`` chooses what is shown; ``legal`` lists the legal moves in ``notation`` (shown
-    when ``condition.legal``); ``error`` explains a rejected answer. LLM players in the other envs
-    (``chess_env.text.llm_player``) are shown the same text.
+    when ``condition.legal``); ``error`` explains a rejected answer; ``request``, the last line,
+    says how to answer (default: in square brackets; ``TOOL_REQUEST`` for a tool user). LLM
+    players in the other envs (``chess_env.text.llm_player``) are shown the same text.
 
     Example:
         >>> blind = PRESETS["textarena_blind"]
@@ -271,7 +276,8 @@ def position_prompt(
     lines = [headline, *_position_lines(board, color, condition)]
     if condition.legal:
         lines.append(f"Legal moves ({notation.upper()}): {' '.join(legal)}")
-    return "\n".join([*lines, error, _PROMPT] if error else [*lines, _PROMPT])
+    closing = [error] if error else []
+    return "\n".join([*lines, *closing, request or _PROMPT])
 
 
 def rejection_line(error: MoveParseError, retries_left: int | None) -> str:

@@ -27,7 +27,7 @@ from chess_env.core.move_parsing import MoveParseError, parse_move
 from chess_env.core.opponents import Opponent
 from chess_env.core.players import PlayerSpec
 from chess_env.errors import MoveRetriesExhaustedError, PlayerFailedError
-from chess_env.text.env import position_prompt, rejection_line
+from chess_env.text.env import TOOL_REQUEST, position_prompt, rejection_line
 from chess_env.text.prompt_conditions import (
     PRESETS,
     PROMPT_OPTIONS,
@@ -35,6 +35,7 @@ from chess_env.text.prompt_conditions import (
     condition_from_options,
 )
 from envkit.llm import ChatTimeout, LLMAgent, LLMSettings, ReasoningStep
+from envkit.llm.local import LOCAL_OPTIONS, LocalChatClient, local_settings
 from envkit.llm.spec_settings import SETTINGS_OPTIONS, settings_from_spec
 from envkit.ports import PolicyBackend
 
@@ -140,10 +141,12 @@ def llm_opponent(spec: PlayerSpec) -> TextBackendOpponent:
     return TextBackendOpponent(agent, retries=retries, condition=agent.condition)
 
 
-HF_OPTIONS = ("temperature", "max_tokens", "retries", "seed", *PROMPT_OPTIONS)
-"""The options of ``hf:PATH``: sampling (``temperature``, default 0: greedy), ``max_tokens`` (new
-tokens per answer, default 32), ``retries`` after an illegal move, ``seed`` and the prompt
-condition's keys."""
+HF_OPTIONS = (*LOCAL_OPTIONS, "retries", *PROMPT_OPTIONS)
+"""The options of ``hf:PATH``: ``envkit.llm.local.LOCAL_OPTIONS`` (``max_tokens`` defaults to 32
+here; with ``tool_calling`` the model is offered ``ChessToolEnv``'s ``move`` tool, the format a
+checkpoint trained with ``training.llm_rl`` learnt), ``retries`` after an illegal move and the
+prompt condition's keys."""
+HF_TOOL = "move"  # the tool ChessToolEnv trains; ``MOVE_SIGNATURE`` is its parameter
 
 
 def hf_settings(spec: PlayerSpec) -> tuple[LLMSettings, int, int]:
@@ -156,33 +159,28 @@ def hf_settings(spec: PlayerSpec) -> tuple[LLMSettings, int, int]:
         ('runs/grpo/checkpoint-9', 0.0, 32, 1, 3)
     """
     spec.reject_extras(argument=True, keys=HF_OPTIONS)
-    if not spec.argument:
-        raise spec.error("expected hf:PATH, a local checkpoint's folder")
+    settings, seed = local_settings(spec, system_prompt=CHESS_SYSTEM_PROMPT, max_tokens=32)
     llm_condition(spec)
-    retries, seed = spec.integer("retries", 0, 10), spec.integer("seed", 0, 2**32 - 1)
-    settings = LLMSettings(
-        name=spec.argument[-50:],
-        model_name=spec.argument,
-        system_prompt=CHESS_SYSTEM_PROMPT,
-        temperature=spec.number("temperature", -1e-9, 2.0) or 0.0,
-        max_tokens=spec.integer("max_tokens", 1, 4096) or 32,
-    )
-    return settings, 1 if retries is None else retries, seed or 0
+    retries = spec.integer("retries", 0, 10)
+    return settings, 1 if retries is None else retries, seed
 
 
 def hf_opponent(spec: PlayerSpec) -> TextBackendOpponent:
     """A local transformers checkpoint (``hf:PATH``) as a board player, through the text env
-    and its chat template (``envkit.llm.local.LocalChatClient``)."""
-    from envkit.llm.local import LocalChatClient
-
+    and its chat template (``envkit.llm.local.LocalChatClient``); with ``tool_calling`` it
+    answers through the ``move`` tool."""
     settings, retries, seed = hf_settings(spec)
-    assert spec.argument is not None  # hf_settings refused a missing path
     try:
-        client = LocalChatClient(spec.argument, settings, seed=seed)
+        client = LocalChatClient(settings.model_name, settings, seed=seed)
     except (OSError, ValueError) as error:
         raise spec.error(f"cannot load the checkpoint: {error}") from None
-    agent = ChessLLMAgent(settings, llm_condition(spec), client=client)
-    return TextBackendOpponent(agent, retries=retries, condition=agent.condition)
+    signature = MOVE_SIGNATURE if settings.tool_calling else None
+    agent = ChessLLMAgent(
+        settings, llm_condition(spec), client=client, signature=signature, tool_name=HF_TOOL
+    )
+    return TextBackendOpponent(
+        agent, retries=retries, condition=agent.condition, move_tool=settings.tool_calling
+    )
 
 
 @dataclass(frozen=True)
@@ -209,11 +207,13 @@ class MoveDecision:
 class TextBackendOpponent(Opponent):
     """A text backend (an LLM) playing on a board: it reads the text env's observation.
 
-    It is shown ``condition`` (default: ``PRESETS["default"]``). An illegal answer is explained
-    and retried ``retries`` times; then the player forfeits (``MoveRetriesExhaustedError``, a
-    ``PlayerFailedError``), and when the backend times out it fails (``PlayerFailedError``):
-    either way its side loses. An endpoint error (``envkit.llm.ChatError``) passes through: it is
-    not a chess result. After every ``choose_move``, whatever its end, ``last_decision`` holds
+    It is shown ``condition`` (default: ``PRESETS["default"]``), asked for a bracketed move or,
+    with ``move_tool``, for a call of the ``move`` tool (``TOOL_REQUEST``). An illegal answer is
+    explained and retried ``retries`` times; then the player forfeits
+    (``MoveRetriesExhaustedError``, a ``PlayerFailedError``), and when the backend times out it
+    fails (``PlayerFailedError``): either way its side loses. An endpoint error
+    (``envkit.llm.ChatError``) passes through: it is not a chess result. After every
+    ``choose_move``, whatever its end, ``last_decision`` holds
     the move's ``MoveDecision``.
 
     Example:
@@ -232,9 +232,11 @@ class TextBackendOpponent(Opponent):
         *,
         retries: int = 1,
         condition: PromptCondition = PRESETS["default"],
+        move_tool: bool = False,
     ) -> None:
         super().__init__()
         self.backend, self.retries, self.condition = backend, retries, condition
+        self.request = TOOL_REQUEST if move_tool else None
         self.name = str(getattr(backend, "name", type(backend).__name__))
         self.last_decision: MoveDecision | None = None
 
@@ -268,7 +270,9 @@ class TextBackendOpponent(Opponent):
         error: MoveParseError | None = None
         for attempt in range(self.retries + 1):
             note = None if error is None else rejection_line(error, self.retries - attempt + 1)
-            prompt = position_prompt(board, board.turn, legal, "uci", self.condition, note)
+            prompt = position_prompt(
+                board, board.turn, legal, "uci", self.condition, note, self.request
+            )
             try:
                 answers.append(move_text(self.backend.decide(prompt)))
             except ChatTimeout as timeout:

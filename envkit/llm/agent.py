@@ -118,6 +118,8 @@ class LLMAgent:
         parse: turns a text reply into the action (default: the stripped text, or with a signature
             the JSON value in it); a ``ValueError`` it raises is fed back like a validation error.
         client: the ``ChatClient`` to use (default: one built from ``settings``).
+        tool_name: the tool offered in tool-calling mode (default ``ACTION_TOOL``, "act"); a
+            model trained on a tool env is offered the tool it learnt (chess's "move").
 
     ``decide`` raises ``ChatTimeout`` (a ``TimeoutError``) when the model does not answer within
     ``settings.timeout_seconds``, and ``ChatError`` when the endpoint fails (after the client's
@@ -143,8 +145,10 @@ class LLMAgent:
         signature: Schema | str | list | None = None,
         parse: Callable[[str], Any] | None = None,
         client: ChatClient | None = None,
+        tool_name: str = ACTION_TOOL,
     ) -> None:
         self.settings = settings
+        self.tool_name = tool_name
         self.name = settings.name
         self.client = client or ChatClient(settings)
         self.reasoning: list[ReasoningStep] = []
@@ -172,11 +176,11 @@ class LLMAgent:
         self.schema = schema
         if self.settings.tool_calling:
             tool = tool_definition(
-                schema, ACTION_TOOL, "Take your action for this turn.", flavor="openai-strict"
+                schema, self.tool_name, "Take your action for this turn.", flavor="openai-strict"
             )
-            choice = {"type": "function", "function": {"name": ACTION_TOOL}}
+            choice = {"type": "function", "function": {"name": self.tool_name}}
             self._tool_options = {"tools": [tool], "tool_choice": choice}
-            self._instructions = f"Call the {ACTION_TOOL} tool with your action."
+            self._instructions = f"Call the {self.tool_name} tool with your action."
         else:
             self._instructions = (
                 "Reply with your action as one JSON value matching this signature:\n"
@@ -335,7 +339,7 @@ def _tool_arguments(arguments: Any) -> Any:
     try:
         return json.loads(arguments)
     except json.JSONDecodeError as error:
-        raise ValueError(f"the {ACTION_TOOL} call's arguments are not JSON ({error})") from None
+        raise ValueError(f"the tool call's arguments are not JSON ({error})") from None
 
 
 def _feedback(reply: dict[str, Any], problems: list[str]) -> dict[str, Any]:

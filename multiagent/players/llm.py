@@ -1,4 +1,5 @@
-"""``LLMWorldPlayer``: a chat model plays a seat (``openai:MODEL?...``) through ``envkit.llm``.
+"""``LLMWorldPlayer``: a chat model plays a seat (``openai:MODEL?...``, or a local checkpoint,
+``hf:PATH?...``) through ``envkit.llm``.
 
 Each turn the model reads the seat's ``ObservationEnvelope`` as text (what the text wrapper
 shows; agents the seat is unaware of are absent, values carry the configured noise) and answers
@@ -13,6 +14,10 @@ Endpoint failures are not caught: ``act`` raises ``envkit.llm.ChatError`` (``Cha
 the model does not answer in time) after the client's own retries of HTTP 429, 5xx and lost
 connections; a harness decides what the seat does then (e.g. ``fallback_action``). Every decision
 is recorded (``decisions``, ``last_decision``), the failed ones too.
+
+``hf:PATH`` answers with ``envkit.llm.local.LocalChatClient``; with ``tool_calling=yes`` it is
+offered the ``act`` tool ``training.llm_rl.WorldToolEnv`` trains, so a checkpoint trained on a
+seat plays in ``multiagent run`` and ``eval`` in the format it learnt.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from envkit.llm import LLMAgent, LLMSettings, ReasoningStep
+from envkit.llm.local import LOCAL_OPTIONS, LocalChatClient, local_settings
 from envkit.llm.spec_settings import SETTINGS_OPTIONS, settings_from_spec
 from envkit.player_spec import PlayerSpec
 from multiagent.config import SimulationConfig
@@ -27,8 +33,11 @@ from multiagent.players.base import SeatTurn, WorldPlayer
 from multiagent.signatures import world_signature
 
 __all__ = [
+    "HF_OPTIONS",
     "LLM_OPTIONS",
     "LLMWorldPlayer",
+    "hf_world_agent",
+    "hf_world_settings",
     "llm_world_agent",
     "llm_world_settings",
     "world_system_prompt",
@@ -37,6 +46,9 @@ __all__ = [
 LLM_OPTIONS = (*SETTINGS_OPTIONS, "retries", "max_tokens")
 """The options of ``openai:MODEL``: the shared LLM settings, ``retries`` (answers fed back per
 decision when they do not validate, 0..10) and ``max_tokens`` (most tokens in one reply)."""
+HF_OPTIONS = (*LOCAL_OPTIONS, "retries")
+"""The options of ``hf:PATH``: ``envkit.llm.local.LOCAL_OPTIONS`` (``max_tokens`` defaults to 128
+here) and ``retries`` as for ``openai:``."""
 
 
 def world_system_prompt(config: SimulationConfig) -> str:
@@ -89,6 +101,35 @@ def llm_world_agent(spec: PlayerSpec, config: SimulationConfig) -> LLMAgent:
     """
     settings = llm_world_settings(spec, world_system_prompt(config))
     return LLMAgent(settings, signature=world_signature(config))
+
+
+def hf_world_settings(spec: PlayerSpec, system_prompt: str = "") -> tuple[LLMSettings, int]:
+    """The settings and sampling seed of ``spec`` (``hf:PATH?...``, options ``HF_OPTIONS``).
+
+    Example:
+        >>> from envkit.player_spec import parse_spec
+        >>> spec = parse_spec("hf:runs/fisher?tool_calling=yes&retries=0", ["hf"])
+        >>> settings, seed = hf_world_settings(spec)
+        >>> settings.tool_calling, settings.max_self_corrections, settings.max_tokens, seed
+        (True, 0, 128, 0)
+    """
+    spec.reject_extras(argument=True, keys=HF_OPTIONS)
+    settings, seed = local_settings(spec, system_prompt=system_prompt, max_tokens=128)
+    retries = spec.integer("retries", 0, 10)
+    if retries is not None:
+        settings = settings.model_copy(update={"max_self_corrections": retries})
+    return settings, seed
+
+
+def hf_world_agent(spec: PlayerSpec, config: SimulationConfig) -> LLMAgent:
+    """The ``LLMAgent`` of ``spec`` (``hf:PATH?...``) for ``config``'s world: the checkpoint
+    answers locally; a folder that cannot be loaded is the spec's error."""
+    settings, seed = hf_world_settings(spec, world_system_prompt(config))
+    try:
+        client = LocalChatClient(settings.model_name, settings, seed=seed)
+    except (OSError, ValueError) as error:
+        raise spec.error(f"cannot load the checkpoint: {error}") from None
+    return LLMAgent(settings, signature=world_signature(config), client=client)  # type: ignore[arg-type]
 
 
 class LLMWorldPlayer(WorldPlayer):

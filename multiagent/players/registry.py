@@ -11,14 +11,18 @@ Specs are ``KIND[:ARGUMENT][?KEY=VALUE&...]``:
 - ``openai:MODEL?base_url=&api_key_env=&timeout=&tool_calling=&retries=&temperature=
   &endpoint_retries=&max_tokens=``: a chat model on an OpenAI-compatible endpoint
   (``LLMWorldPlayer``)
+- ``hf:PATH?temperature=&max_tokens=&seed=&tool_calling=&retries=``: a local transformers
+  checkpoint, e.g. one trained on a seat with ``training.llm_rl`` (``LLMWorldPlayer``; needs the
+  ``llm-rl`` extra)
 - a name given to ``register_world_player``
 
 Objects are accepted too: a ``WorldPlayer`` (used as it is) or a callable ``SeatTurn -> dict``.
 
 Served kinds, those a server may make for the seats its clients do not play: ``random``,
 ``noop`` and registered kinds (by default). Not ``scripted`` (it imports any module the client
-names, running its code on the server), not ``model`` (it reads any path on the server's disk)
-and not ``openai`` (it spends the server's key and sends requests where the client says).
+names, running its code on the server), not ``model`` nor ``hf`` (they read any path on the
+server's disk) and not ``openai`` (it spends the server's key and sends requests where the client
+says).
 
 Example:
     >>> from multiagent.worlds import load_world
@@ -118,6 +122,18 @@ def _make_openai(spec: PlayerSpec, config: SimulationConfig, folder: Path | None
     return LLMWorldPlayer(llm_world_agent(spec, config), spec.text)
 
 
+def _check_hf(spec: PlayerSpec) -> None:
+    from multiagent.players.llm import hf_world_settings
+
+    hf_world_settings(spec)
+
+
+def _make_hf(spec: PlayerSpec, config: SimulationConfig, folder: Path | None) -> WorldPlayer:
+    from multiagent.players.llm import LLMWorldPlayer, hf_world_agent
+
+    return LLMWorldPlayer(hf_world_agent(spec, config), spec.text)
+
+
 def _make_simple(kind: type[RandomPlayer] | type[NoopPlayer]) -> Callable[..., WorldPlayer]:
     def make(spec: PlayerSpec, config: SimulationConfig, folder: Path | None) -> WorldPlayer:
         _check_nothing(spec)
@@ -136,6 +152,12 @@ _BUILT_IN: dict[str, _Kind] = {
         "&endpoint_retries=&max_tokens=]",
         _make_openai,
         _check_openai,
+        served=False,
+    ),
+    "hf": _Kind(
+        "hf:PATH[?temperature=&max_tokens=&seed=&tool_calling=&retries=]",
+        _make_hf,
+        _check_hf,
         served=False,
     ),
 }

@@ -234,6 +234,9 @@ def test_a_scripted_function_that_is_missing_gets_a_suggestion(policy_folder: Pa
         ("openai:m?prompt=x", "unknown option 'prompt'"),
         ("openai?timeout=3", "expected openai:MODEL"),
         ("model", "expected model:PATH"),
+        ("hf", "expected hf:PATH"),
+        ("hf:runs/x?tool_calls=yes", "unknown option 'tool_calls'"),
+        ("hf:runs/x?max_tokens=0", "max_tokens must be in 1..4096"),
     ],
 )
 def test_bad_specs_are_refused_naming_the_spec_and_the_forms(spec: str, message: str) -> None:
@@ -254,7 +257,8 @@ def test_any_text_is_a_checked_spec_or_a_spec_error(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "spec", ["scripted:mod:f", "model:runs/m.zip", "openai:gpt-4o-mini?timeout=5"]
+    "spec",
+    ["scripted:mod:f", "model:runs/m.zip", "openai:gpt-4o-mini?timeout=5", "hf:runs/m?seed=1"],
 )
 def test_a_server_makes_only_the_served_kinds(spec: str) -> None:
     assert world_player_kinds(served=True) == ["random", "noop"]

@@ -44,3 +44,31 @@ def save_tiny_chess_checkpoint(folder: Path, seed: int = 0) -> Path:
     transformers.Qwen3ForCausalLM(config).save_pretrained(folder)
     fast.save_pretrained(folder)
     return folder
+
+
+def save_tiny_tool_checkpoint(folder: Path, seed: int = 0) -> Path:
+    """The tiny tool-calling model of ``tiny_lm`` (TRL's Qwen2.5 template, so its tool calls
+    parse as in training), untrained, saved into ``folder``; needs trl."""
+    from tiny_lm import build_model, build_tokenizer
+
+    tokenizer = build_tokenizer()
+    folder.mkdir(parents=True, exist_ok=True)
+    build_model(tokenizer, seed).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def script_answers(client: object, answers: list[str]) -> list[str]:
+    """Make ``client`` (a ``LocalChatClient``) answer ``answers`` in turn instead of generating;
+    returns the list its rendered prompts are appended to."""
+    import torch
+
+    tokenizer, prompts = client.tokenizer, []  # type: ignore[attr-defined]
+
+    def generate(input_ids: torch.Tensor, **options: object) -> torch.Tensor:
+        prompts.append(tokenizer.decode(input_ids[0]))
+        answer = tokenizer(answers.pop(0), return_tensors="pt")["input_ids"]
+        return torch.cat([input_ids, answer], dim=1)
+
+    client.model.generate = generate  # type: ignore[attr-defined]
+    return prompts

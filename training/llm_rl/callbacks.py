@@ -2,7 +2,8 @@
 
 A transformers ``TrainerCallback`` (TRL's trainers are transformers trainers): when the trainer
 saves a checkpoint, the checkpoint plays the arena's anchors as ``hf:CHECKPOINT`` (a local model
-through the text env, ``chess_env.text.llm_player.hf_opponent``) and its rating with its 95%
+through the text env, ``chess_env.text.llm_player.hf_opponent``; by default through the ``move``
+tool that ``ChessToolEnv`` trains, parsed as in training) and its rating with its 95%
 interval is logged as ``arena/rating``, ``arena/rating_low`` and ``arena/rating_high`` (and so
 reaches TensorBoard, W&B or whatever ``report_to`` names). Each checkpoint's tournament is kept in
 ``OUT/checkpoint-STEP`` (``result.json``, the games, the leaderboards).
@@ -31,14 +32,17 @@ class ArenaEvalCallback(TrainerCallback):
             1000 and greedy, needs no engine; Stockfish anchors (``stockfish?elo=1350``) put the
             rating on the Stockfish scale.
         games: games per anchor (even: both colours).
-        player_options: the ``hf:`` spec's options (e.g. ``"max_tokens=16&prompt=game_arena"``).
+        tool_calling: the checkpoint moves through the ``move`` tool, as it learnt with
+            ``ChessToolEnv`` (default); False: it answers in text, in square brackets.
+        player_options: more of the ``hf:`` spec's options (e.g.
+            ``"max_tokens=16&prompt=game_arena"``).
         max_plies: a longer game is a draw.
         seed: seeds the openings and the games.
 
     Example:
         >>> callback = ArenaEvalCallback("runs/arena", games=2)
         >>> callback.spec("runs/grpo/checkpoint-10")
-        'hf:runs/grpo/checkpoint-10'
+        'hf:runs/grpo/checkpoint-10?tool_calling=yes'
     """
 
     def __init__(
@@ -47,6 +51,7 @@ class ArenaEvalCallback(TrainerCallback):
         *,
         anchors: Sequence[str] = ("random@1000", "greedy"),
         games: int = 4,
+        tool_calling: bool = True,
         player_options: str = "",
         max_plies: int = 200,
         seed: int = 0,
@@ -54,7 +59,9 @@ class ArenaEvalCallback(TrainerCallback):
         if games < 2 or games % 2:
             raise ValueError(f"games must be even and at least 2 (both colours), got {games}")
         self.out, self.anchors, self.games = Path(out), list(anchors), games
-        self.player_options, self.max_plies, self.seed = player_options, max_plies, seed
+        options = ["tool_calling=yes"] if tool_calling else []
+        self.player_options = "&".join([*options, *filter(None, [player_options])])
+        self.max_plies, self.seed = max_plies, seed
         self.ratings: dict[int, tuple[float | None, float | None, float | None]] = {}
 
     def spec(self, checkpoint: str | os.PathLike[str]) -> str:

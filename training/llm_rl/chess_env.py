@@ -26,7 +26,7 @@ from chess_env.core.opponents import PIECE_VALUES
 from chess_env.core.players import PlayerLike
 from chess_env.core.positions import board_from_fen
 from chess_env.core.rules import DEFAULT_MAX_PLIES
-from chess_env.text.env import ChessTextEnv, position_prompt
+from chess_env.text.env import TOOL_REQUEST, ChessTextEnv, position_prompt
 from chess_env.text.prompt_conditions import PromptCondition
 
 __all__ = ["REWARDS", "ChessToolEnv", "chess_tool_env"]
@@ -39,7 +39,6 @@ REWARDS: tuple[str, ...] = ("outcome", "material")
 _TEXT_ENV_REQUEST = position_prompt(
     chess.Board(), chess.WHITE, [], condition=PromptCondition(board="fen", legal=False)
 ).splitlines()[-1]
-_TOOL_REQUEST = "Call the move tool with your move in UCI or SAN, e.g. e2e4 or Nf3."
 _FULL_ARMY = 39  # the material of a whole army without its king: the material reward's unit
 _FORFEIT = "illegal_moves"  # the ending when the error allowance is used up
 
@@ -224,7 +223,7 @@ def _checked_answers(answers: object, fen: str | None) -> list[str]:
 def _for_tool_user(observation: str) -> str:
     """The text env's observation, asking for a ``move`` call instead of a bracketed answer."""
     head, _, last = observation.rpartition("\n")
-    return f"{head}\n{_TOOL_REQUEST}" if last == _TEXT_ENV_REQUEST else observation
+    return f"{head}\n{TOOL_REQUEST}" if last == _TEXT_ENV_REQUEST else observation
 
 
 def _last_move_san(board: chess.Board) -> str:

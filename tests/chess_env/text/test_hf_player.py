@@ -15,6 +15,7 @@ import pytest
 
 from chess_env.core.players import check_player, make_player
 from chess_env.errors import MoveRetriesExhaustedError, PlayerSpecError
+from chess_env.text.env import TOOL_REQUEST
 
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
@@ -61,7 +62,7 @@ def test_the_same_seed_gives_the_same_answers(checkpoint: Path) -> None:
     ("spec", "message"),
     [("hf:/no/such/checkpoint", "cannot load the checkpoint"),
      ("hf", "expected hf:PATH"),
-     ("hf:x?tool_calling=true", "unknown option 'tool_calling'"),
+     ("hf:x?tool_calls=true", "unknown option .tool_calls."),
      ("hf:x?max_tokens=0", "max_tokens must be in 1..4096")],
 )  # fmt: skip
 def test_bad_hf_specs_are_refused(spec: str, message: str) -> None:
@@ -72,3 +73,36 @@ def test_bad_hf_specs_are_refused(spec: str, message: str) -> None:
             check_player(spec)
     with pytest.raises(PlayerSpecError, match="does not make hf players"):
         check_player("hf:x", served=True)
+
+
+def tool_call(name: str, arguments: str) -> str:
+    return f'<tool_call>\n{{"name": "{name}", "arguments": {arguments}}}\n</tool_call><|im_end|>'
+
+
+def test_with_tool_calling_a_checkpoint_is_offered_the_move_tool_and_its_calls_are_played(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("trl")
+    from tiny_checkpoint import save_tiny_tool_checkpoint, script_answers
+
+    save_tiny_tool_checkpoint(tmp_path)
+    player = make_player(f"hf:{tmp_path}?tool_calling=yes&retries=2")
+    prompts = script_answers(player.backend.client, [
+        "I think e4 is best.",  # no call: the agent asks again, not a chess refusal
+        tool_call("move", '{"move": "e2e5"}'),  # illegal: the reason goes back
+        tool_call("move", '{"move": "Nf3"}'),
+    ])  # fmt: skip
+    board = chess.Board()
+    assert player.choose_move(board, list(board.legal_moves)) == chess.Move.from_uci("g1f3")
+    assert '"name": "move"' in prompts[0] and "<tools>" in prompts[0]
+    assert TOOL_REQUEST in prompts[0] and "square brackets" not in prompts[0]
+    assert "the pawn on e2 cannot move to e5" in prompts[2]
+    decision = player.last_decision
+    assert decision is not None and decision.requests == 3
+    assert decision.rejected == ("cannot_move_there",)
+
+
+def test_tool_calling_needs_a_template_whose_calls_trl_parses(checkpoint: Path) -> None:
+    pytest.importorskip("trl")
+    with pytest.raises(PlayerSpecError, match="chat template whose tool calls TRL can parse"):
+        make_player(f"hf:{checkpoint}?tool_calling=yes")

@@ -1,9 +1,10 @@
 """Real ``GRPOTrainer`` steps on the package's TRL environments, on the CPU, offline.
 
 The tiny model of ``tests/support/tiny_lm.py`` is warmed up (once for the module) to call the
-tools of a chess puzzle (``ChessToolEnv``, a mate in one) and of a commons fisher
-(``WorldToolEnv``), in TRL's dict mode, then trained with GRPO on each of them alone, on both at
-once, and on the commons served over WebSocket (``RemoteToolEnv``). What is checked: the exact
+tools of a chess puzzle (``ChessToolEnv`` on a mate in one of the shipped task set, the row as
+``seed_dataset`` makes it), of a commons fisher (``WorldToolEnv``) and of the commons served over
+WebSocket (``RemoteToolEnv``), then trained with GRPO on each of them alone and on the first two
+at once (TRL's dict mode). What is checked: the exact
 tools TRL extracts, that the model's tool calls reach the environment, that the rewards inside a
 group differ (else the advantage is zero), that the parameters move, and that the same seed gives
 the same run. These runs prove the plumbing, not learning.
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import chess
 import pytest
 
 pytest.importorskip("trl")
@@ -24,25 +26,28 @@ from trl import GRPOTrainer
 
 from multiagent.server import create_world_app
 from training.llm_rl import chess_tool_env, remote_tool_env, world_tool_env
+from training.llm_rl.datasets import seed_dataset
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
 from live_server import live_server
-from tiny_lm import TinyToolLM
+from tiny_lm import TinyToolLM, tool_calling_lm
 
-MATE_IN_ONE = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"  # Ra8#
-CHESS_MOVES = ("a1a8", "a1a7", "g2g3", "h2h3")  # the mate and three that are not
+PUZZLE: dict[str, Any] = seed_dataset(1, kinds="mate_in_1", seed=0)[0]
+_OTHERS = sorted(move.uci() for move in chess.Board(PUZZLE["fen"]).legal_moves
+                 if move.uci() not in PUZZLE["answers"])  # fmt: skip
+# Its two mates and two moves that are not: a group of four rewards is rarely all the same.
+CHESS_MOVES = (PUZZLE["answers"][0], _OTHERS[0], PUZZLE["answers"][1], _OTHERS[1])
 HARVESTS = (2.0, 5.0, 9.0, 14.0)
 TIMING = frozenset({"step_time", "train_runtime", "train_samples_per_second",
                     "train_steps_per_second"})  # fmt: skip
 FACTORIES = {
-    "chess": chess_tool_env(),
+    "chess": chess_tool_env(prompt="game_arena"),  # the FEN: a short prompt for a tiny model
     "world": world_tool_env("commons", "Fisher_1", others="noop"),
 }
 
 
 def chess_row() -> dict[str, Any]:
-    prompt = [{"role": "user", "content": "Solve the puzzle with the move tool:\n"}]
-    return {"environment": "chess", "prompt": prompt, "fen": MATE_IN_ONE, "answers": ["a1a8"]}
+    return {"environment": "chess", **PUZZLE}
 
 
 def world_row() -> dict[str, Any]:
@@ -60,12 +65,24 @@ def demonstrated(row: dict[str, Any], k: int) -> tuple[str, dict[str, Any]]:
     return "act", {"harvest": HARVESTS[k % len(HARVESTS)]}
 
 
-TINY_LM_WARM_UP = {
-    "env_factory": FACTORIES,
-    "rows": [chess_row(), world_row()],
-    "choose_call": demonstrated,
-    "repeats": 8,
-}
+@pytest.fixture(scope="module")
+def commons_server() -> Iterator[str]:
+    app = create_world_app("commons", client_seeds=True, max_sessions=64)
+    with live_server(app) as (_, address):
+        yield f"http://{address}"
+
+
+def remote_factory(base_url: str) -> Any:
+    return remote_tool_env(base_url, reset_options={"agent": "Fisher_1", "include_text": True})
+
+
+@pytest.fixture(scope="module")
+def tiny_tool_lm(commons_server: str) -> TinyToolLM:
+    """Warmed up on the three envs: the served commons' tool is generated from the server's
+    JSON Schema, so its text differs from the local commons tool's."""
+    factories = {**FACTORIES, "remote": remote_factory(commons_server)}
+    rows = [chess_row(), world_row(), {**world_row(), "environment": "remote"}]
+    return tool_calling_lm(factories, rows, demonstrated, repeats=8)
 
 
 def steps(trainer: GRPOTrainer) -> list[dict[str, Any]]:
@@ -106,19 +123,10 @@ def test_both_at_once_in_dict_mode(tiny_tool_lm: TinyToolLM) -> None:
     assert all(entry["tools/call_frequency"] > 0 for entry in logged)
 
 
-@pytest.fixture(scope="module")
-def commons_server() -> Iterator[str]:
-    app = create_world_app("commons", client_seeds=True, max_sessions=64)
-    with live_server(app) as (_, address):
-        yield f"http://{address}"
-
-
 def test_a_served_world_trains_over_websocket(
     tiny_tool_lm: TinyToolLM, commons_server: str
 ) -> None:
-    factory = remote_tool_env(commons_server, reset_options={"agent": "Fisher_1",
-                                                             "include_text": True})  # fmt: skip
-    trainer = tiny_tool_lm.grpo(factory, [alone(world_row())], seed=3)
+    trainer = tiny_tool_lm.grpo(remote_factory(commons_server), [alone(world_row())], seed=3)
     assert [tool.__name__ for tool in trainer.tools] == ["act"]
     (step,) = steps(trainer)
     assert step["tools/call_frequency"] > 0
