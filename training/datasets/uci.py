@@ -85,11 +85,12 @@ class UciEngine:
             self._send(f"setoption name MultiPV value {multipv}")
             self._multipv = multipv
         self._send(f"position fen {fen}\ngo depth {depth}")
+        final = f"info depth {depth} "  # the lines of shallower depths are skipped unread
         lines: dict[int, Line] = {}
         for text in self._until("bestmove"):
-            if not text.startswith("info depth ") or " pv " not in text:
+            if not text.startswith(final) or " pv " not in text:
                 continue
-            parsed = _parse_info(text, depth)
+            parsed = _parse_info(text)
             if parsed is not None:
                 lines[parsed[0]] = parsed[1]
         return [lines[rank] for rank in sorted(lines)]
@@ -140,11 +141,11 @@ class UciEngine:
                 return lines
 
 
-def _parse_info(text: str, depth: int) -> tuple[int, Line] | None:
-    """(multipv rank, line) of an ``info`` line of exactly ``depth`` with an exact score."""
+def _parse_info(text: str) -> tuple[int, Line] | None:
+    """(multipv rank, line) of an ``info`` line with an exact score (None: a bound)."""
     words = text.split()
     try:
-        if int(words[2]) != depth or "lowerbound" in words or "upperbound" in words:
+        if "lowerbound" in words or "upperbound" in words:
             return None
         rank = int(words[words.index("multipv") + 1]) if "multipv" in words else 1
         at = words.index("score")
