@@ -28,6 +28,8 @@ from chess_env.arena.openings import OpeningSuite, load_openings
 from training.datasets.parallel import BLOCK_POSITIONS, episode_seed, run_jobs
 from training.datasets.uci import MATE_SCORE, UciEngine
 
+ALL_MOVES = 500  # Stockfish's largest MultiPV: every legal move, with no count of them here
+
 __all__ = [
     "LabelledPosition",
     "SelfPlayConfig",
@@ -165,19 +167,29 @@ def _play_game(
     engine.new_game()
     rows: list[LabelledPosition] = []
     for _ in range(config.max_plies):
-        if len(rows) >= limit or board.is_game_over() or board.is_repetition(3):
+        if len(rows) >= limit or _game_over(board):
             break
         fen = board.fen()
-        count = board.legal_moves.count()
-        lines = engine.analyse(fen, config.soft_depth, multipv=count)
+        lines = engine.analyse(fen, config.soft_depth, multipv=ALL_MOVES)
         best = lines[0]
         if config.label_depth != config.soft_depth:
             best = engine.analyse(fen, config.label_depth)[0]
         moves = tuple(line.move for line in lines)
         scores = tuple(line.score for line in lines)
         rows.append(LabelledPosition(fen, game, best.move, best.score, moves, scores))
-        board.push_uci(_draw_move(moves, scores, rng, config))
+        board.push(chess.Move.from_uci(_draw_move(moves, scores, rng, config)))
     return rows
+
+
+def _game_over(board: chess.Board) -> bool:
+    """Mate, stalemate, a draw by material, the 75-move rule or a threefold repetition; cheaper
+    than ``Board.is_game_over`` (which looks for fivefold repetitions move by move)."""
+    return (
+        not any(board.generate_legal_moves())
+        or board.is_insufficient_material()
+        or board.halfmove_clock >= 150
+        or board.is_repetition(3)
+    )
 
 
 def _draw_move(
@@ -189,10 +201,14 @@ def _draw_move(
     """The move played: uniform with probability ``random_move_rate``, else by the soft scores."""
     if rng.random() < config.random_move_rate:
         return moves[int(rng.integers(len(moves)))]
-    clipped = np.clip(np.asarray(scores, dtype=np.float64), -MATE_SCORE // 10, MATE_SCORE // 10)
-    logits = (clipped - clipped.max()) / max(config.temperature_cp, 1e-6)
-    weights = np.exp(logits)
-    return moves[int(rng.choice(len(moves), p=weights / weights.sum()))]
+    top, temperature = scores[0], max(config.temperature_cp, 1e-6)  # scores are best first
+    weights = [math.exp(max(score - top, -50 * temperature) / temperature) for score in scores]
+    point, total = rng.random() * sum(weights), 0.0
+    for move, weight in zip(moves, weights, strict=True):
+        total += weight
+        if point < total:
+            return move
+    return moves[-1]
 
 
 def win_probability(score: int) -> float:

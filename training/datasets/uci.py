@@ -17,7 +17,9 @@ analysed in the same order after ``new_game`` give the same lines.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
+import time
 from dataclasses import dataclass
 
 from chess_env.core.opponents import find_stockfish
@@ -26,6 +28,12 @@ __all__ = ["MATE_SCORE", "Line", "UciEngine", "UciError"]
 
 MATE_SCORE = 30_000
 """The score of mate now; a mate in ``n`` plies scores ``MATE_SCORE - n``."""
+
+
+_INFO = re.compile(
+    r"(?: multipv (\d+))? score (cp|mate) (-?\d+)( lowerbound| upperbound)?.*? pv (\S+)"
+)
+_POLL_SECONDS = 0.0002  # between reads of a search's output: a few wake-ups, not one a line
 
 
 class UciError(RuntimeError):
@@ -60,9 +68,8 @@ class UciEngine:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            text=True,
-            bufsize=1,
         )
+        self._buffer = b""
         self._multipv = 1
         self._send("uci")
         self.name = ""
@@ -123,39 +130,51 @@ class UciEngine:
     def _send(self, command: str) -> None:
         assert self._process.stdin is not None
         try:
-            self._process.stdin.write(command + "\n")
+            self._process.stdin.write(command.encode() + b"\n")
+            self._process.stdin.flush()
         except BrokenPipeError:
             raise UciError(f"the engine {self.path} has exited") from None
 
     def _until(self, prefix: str) -> list[str]:
-        """The engine's lines up to and including the first that starts with ``prefix``."""
+        """The engine's lines up to and including the first that starts with ``prefix``.
+
+        The engine flushes every line; reading each as it comes would wake this process once a
+        line (about 70 times a position with MultiPV), which costs more CPU than the parsing.
+        So the pipe is read in whole chunks, with a short sleep between reads while the search
+        goes on.
+        """
         assert self._process.stdout is not None
-        lines = []
-        while True:
-            line = self._process.stdout.readline()
-            if not line:
+        wanted = prefix.encode()
+        while (end := self._line_end(wanted)) == -1:
+            chunk = os.read(self._process.stdout.fileno(), 1 << 16)
+            if not chunk:
                 raise UciError(f"the engine {self.path} exited while we waited for {prefix!r}")
-            line = line.rstrip("\n")
-            lines.append(line)
-            if line.startswith(prefix):
-                return lines
+            self._buffer += chunk
+            if self._line_end(wanted) == -1:
+                time.sleep(_POLL_SECONDS)
+        text, self._buffer = self._buffer[:end], self._buffer[end + 1 :]
+        return text.decode().split("\n")
+
+    def _line_end(self, prefix: bytes) -> int:
+        """Where the first whole buffered line starting with ``prefix`` ends (-1: none yet)."""
+        if self._buffer.startswith(prefix):
+            return self._buffer.find(b"\n")
+        found = self._buffer.find(b"\n" + prefix)
+        return -1 if found == -1 else self._buffer.find(b"\n", found + 1)
 
 
 def _parse_info(text: str) -> tuple[int, Line] | None:
     """(multipv rank, line) of an ``info`` line with an exact score (None: a bound)."""
-    words = text.split()
-    try:
-        if "lowerbound" in words or "upperbound" in words:
-            return None
-        rank = int(words[words.index("multipv") + 1]) if "multipv" in words else 1
-        at = words.index("score")
-        kind, value = words[at + 1], int(words[at + 2])
-        move = words[words.index("pv") + 1]
-    except (ValueError, IndexError) as error:
-        raise UciError(f"cannot read the engine's line {text!r}: {error}") from None
+    found = _INFO.search(text)
+    if found is None:
+        raise UciError(f"cannot read the engine's line {text!r}")
+    rank, kind, number, bound, move = found.groups()
+    if bound:
+        return None
+    value = int(number)
     if kind == "mate":
         plies = 2 * value - 1 if value > 0 else -2 * value
         score = MATE_SCORE - plies if value > 0 else -(MATE_SCORE - plies)
     else:
         score = value
-    return rank, Line(move, score)
+    return int(rank or 1), Line(move, score)
