@@ -25,7 +25,7 @@ import numpy as np
 from tqdm import tqdm  # text bars: tqdm.auto warns in Jupyter without ipywidgets
 
 from chess_env.arena.openings import OpeningSuite, load_openings
-from training.datasets.parallel import BLOCK_POSITIONS, episode_seed, run_jobs
+from training.datasets.parallel import BLOCK_POSITIONS, GAMES_PER_BLOCK, episode_seed, run_jobs
 from training.datasets.uci import MATE_SCORE, UciEngine
 
 ALL_MOVES = 500  # Stockfish's largest MultiPV: every legal move, with no count of them here
@@ -137,7 +137,7 @@ def play_block(
         engine_start = engine.cpu_seconds()
         game = 0
         while len(rows) < quota:
-            game_id = block * 1_000_000 + game
+            game_id = block * GAMES_PER_BLOCK + game
             rng = np.random.default_rng(episode_seed(seed, block, game))
             rows += _play_game(engine, suite, rng, config, game_id, quota - len(rows))
             game += 1
